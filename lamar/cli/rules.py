@@ -68,7 +68,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
             raise InvalidArgument(str(exc).replace(NAME_A_FILE, "name one with --file FILE")) from None
     if args.json:
         print(json.dumps({"project": plan.project, "files": plan.files, "applied": plan.applied,
-                          "lessons": [e.to_dict() for e in plan.lessons],
+                          "lessons": [e.to_dict() for e in plan.lessons], "claude_reads": plan.claude_reads,
                           "skipped": [{"file": r.file, "line": r.line, "text": r.text, "why": why}
                                       for r, why in plan.skipped]}, indent=2, ensure_ascii=False))
         return 0
@@ -85,7 +85,24 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {shorten(visible(rule.text), 80)}")
     print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
           f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh))
+    if {e.provenance.get("file") for e in plan.lessons} & set(plan.claude_reads):
+        print(_still_read(plan.claude_reads, Path(args.folder)))
     return 0
+
+
+def _still_read(files: list[str], folder: Path) -> str:
+    """Claude Code keeps reading the rules files it loads itself, so a rule that recall holds out reaches
+    Claude all the same: its control group sees it, and its evidence could never say whether it helps."""
+    from lamar.rules.importing import project_root
+
+    where = project_root(folder)
+    # Excluding a file excludes what it @-imports, so only the files Claude Code looks for are named.
+    roots = ", ".join(json.dumps(str(where / f)) for f in files if Path(f).name in ("CLAUDE.md", "CLAUDE.local.md"))
+    return (f"note: Claude Code itself reads {', '.join(files)} into its sessions, so Claude sees these rules "
+            "also on the prompts where Lamar holds them out, and their evidence cannot show whether they help. "
+            "To test them, take them out of those files, or keep the files for others and list them in your "
+            f"own .claude/settings.local.json: \"claudeMdExcludes\": [{roots}] (Claude Code then skips them and "
+            "what they import, on this machine only)")
 
 
 def _next_step(plan: ImportPlan, fresh: bool) -> str:

@@ -42,6 +42,9 @@ class ImportPlan:
         skipped: (rule or block, why it was not added); a file that is not UTF-8 text is one entry
             with line 0 and empty text, and the other files' rules are still added.
         applied: whether the lessons were stored.
+        claude_reads: the files of `files` that Claude Code reads into its sessions itself (a
+            CLAUDE.md, a CLAUDE.local.md and the files they import): their rules reach Claude on
+            the prompts where recall holds them out too.
     """
 
     project: str
@@ -49,6 +52,7 @@ class ImportPlan:
     lessons: list[Experience]
     skipped: list[tuple[Rule, str]]
     applied: bool = False
+    claude_reads: list[str] = dataclasses.field(default_factory=list)
 
 
 def project_name(folder: str | os.PathLike[str]) -> str:
@@ -143,7 +147,8 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         restated, skipped = _restate(model, skipped)
         rules += restated
     lessons, refused = _lessons(lamar, rules, name)
-    plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + refused)
+    plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + refused,
+                      claude_reads=[s.name for s in sources if s.claude])
     if apply:
         _add(lamar, plan, rules)
     return plan

@@ -14,6 +14,7 @@ from lamar.rules.fences import Fences, unquoted
 RULE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".github/copilot-instructions.md",
               ".cursorrules")
 CURSOR_RULES = ".cursor/rules"
+_CLAUDE_READS = ("CLAUDE.md", "CLAUDE.local.md")  # Claude Code reads these into every session (.claude/ too)
 FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")  # in a sub-folder, they speak for that folder
 MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data dump
 MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
@@ -26,12 +27,14 @@ _TICKS = re.compile(r"`+")
 
 @dataclasses.dataclass(frozen=True)
 class RuleSource:
-    """One file to read: its name relative to the project folder, its text, and the sub-folder it
-    speaks for ("frontend/" for frontend/CLAUDE.md and the files it imports; "" for the whole project)."""
+    """One file to read: its name relative to the project folder, its text, the sub-folder it speaks
+    for ("frontend/" for frontend/CLAUDE.md and the files it imports; "" for the whole project), and
+    whether Claude Code reads it into its sessions itself (a CLAUDE.md, a CLAUDE.local.md, a file they import)."""
 
     name: str
     text: str
     folder: str = ""
+    claude: bool = False
 
 
 def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
@@ -161,7 +164,7 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
     seen: set[str] = set()
     out: list[RuleSource] = []
 
-    def visit(path: Path, depth: int, folder: str | None) -> None:
+    def visit(path: Path, depth: int, folder: str | None, claude: bool) -> None:
         real = os.path.realpath(path)
         if real in seen or depth > MAX_IMPORT_DEPTH:
             return
@@ -193,7 +196,8 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
             unread.append((name, why))
             return
         here = folder_of(name) if folder is None else folder  # an imported file speaks where its importer does
-        out.append(RuleSource(name, text, here))
+        claude = claude or path.name in _CLAUDE_READS  # an imported file is read wherever its importer is
+        out.append(RuleSource(name, text, here, claude))
         tried: set[str] = set()  # a path named many times in a file is looked up once
         for line in _outside_fences(text):
             for found in _IMPORT.finditer(_without_code(line)):
@@ -206,10 +210,10 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
                 except (OSError, ValueError):  # a NUL, or a name too long: no file has it, as for a missing one
                     wanted = False
                 if wanted:
-                    visit(target, depth + 1, here)
+                    visit(target, depth + 1, here, claude)
 
     for path in paths:
-        visit(Path(path), 0, None)
+        visit(Path(path), 0, None, False)
     return out
 
 
