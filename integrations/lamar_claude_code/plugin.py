@@ -48,6 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook(store, create=True)
     if action == "check":
         print(f"python {sys.executable}, store {store}")
+        import importlib.util
+
+        if importlib.util.find_spec("mcp") is None:  # the hooks need the core alone; the plugin's server does not
+            from lamar.extras import needs_extra
+
+            print(needs_extra("its MCP server (plugin:lamar:lamar in `claude mcp list`) cannot start: lamar mcp "
+                              "needs the MCP SDK", "mcp"))
         return 0
     from lamar.cli import main as cli
 

@@ -356,7 +356,8 @@ def _plugin_status(repo: Any) -> None:
         if problem:
             print(f"    FAILS without your PATH: {problem}")
         else:
-            print(f"    runs without your PATH ({runs})")
+            first, *notes = runs.splitlines() or [""]
+            print(f"    runs without your PATH ({first})" + "".join(f"\n    but {note}" for note in notes))
 
 
 def no_traces_yet(path: str) -> str | None:
