@@ -72,6 +72,7 @@ def read_span(path: str | os.PathLike[str], start: int, limit: int, mark: str | 
     """
     turns: list[dict[str, Any]] = []
     seen: set[str] = set()
+    read_before = mark  # entries this read meets twice share a uuid; only those of earlier reads go by time
     position, eof = start, False
     with _open_regular(Path(path).expanduser()) as handle:
         handle.seek(start)
@@ -97,8 +98,10 @@ def read_span(path: str | os.PathLike[str], start: int, limit: int, mark: str | 
             uuid, stamp = entry.get("uuid"), entry.get("timestamp")
             if isinstance(uuid, str):
                 # A later compaction appends earlier entries again, each under its own uuid. The
-                # line at `start` is the prompt an earlier read stopped at, never a copy.
-                again = mark is not None and isinstance(stamp, str) and stamp <= mark and position - len(raw) > start
+                # line at `start` is the prompt an earlier read stopped at, never a copy. Entries of
+                # this read may share a millisecond (parallel tool calls, their results): not copies.
+                again = (read_before is not None and isinstance(stamp, str) and stamp <= read_before
+                         and position - len(raw) > start)
                 if uuid in seen or again:
                     continue
                 seen.add(uuid)

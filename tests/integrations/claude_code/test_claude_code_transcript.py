@@ -164,3 +164,25 @@ def test_a_compacted_session_traces_each_prompt_once_and_not_the_summary(tmp_pat
     turns = read_turns(path)
     assert [t["prompt"] for t in turns] == [FIRST, SECOND, "now update the changelog"]
     assert turns[0]["attempted"] == ["Bash: pytest -x", "Edit: /home/dev/shop/app.py"]  # not doubled
+
+
+def test_entries_that_share_a_millisecond_are_all_read(tmp_path: Path) -> None:
+    """Claude Code stamps entries to the millisecond, and entries written at once share one (its two
+    attachments before a prompt do): a tool call, or a failing tool's result, stamped as the entry read
+    just before it was taken for a compaction's copy and left out of the trace `lamar sleep` mines."""
+    def entry(uuid: str, kind: str, content: object) -> dict[str, object]:
+        return {"type": kind, "uuid": uuid, "timestamp": "2026-12-06T10:00:01.000Z", "sessionId": "s1",
+                "message": {"role": kind, "content": content}}
+
+    calls = [entry("a1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Read",
+                                        "input": {"file_path": "/home/dev/shop/cart.py"}}]),
+             entry("a2", "assistant", [{"type": "tool_use", "id": "t2", "name": "Bash",
+                                        "input": {"command": "pytest -x"}}]),
+             entry("r1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "def total(): ..."}]),
+             entry("r2", "user", [{"type": "tool_result", "tool_use_id": "t2", "is_error": True,
+                                   "content": "FAILED test_cart.py::test_total"}])]
+    path = tmp_path / "parallel.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [entry("u1", "user", FIRST), *calls, *calls]))
+    (turn,) = read_turns(path)  # the calls written twice (a compaction's copy, same uuids) count once
+    assert turn["attempted"] == ["Read: /home/dev/shop/cart.py", "Bash: pytest -x"]
+    assert turn["tool_errors"] == ["FAILED test_cart.py::test_total"]
