@@ -84,7 +84,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         else:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {shorten(visible(rule.text), 80)}")
     print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
-          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh))
+          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh, bool(hooks)))
     if {e.provenance.get("file") for e in plan.lessons} & set(plan.claude_reads):
         print(_still_read(plan.claude_reads, Path(args.folder)))
     return 0
@@ -105,10 +105,12 @@ def _still_read(files: list[str], folder: Path) -> str:
             "what they import, on this machine only)")
 
 
-def _next_step(plan: ImportPlan, fresh: bool) -> str:
+def _next_step(plan: ImportPlan, fresh: bool, hooks: bool) -> str:
     """What to do after a dry run: --apply when it would add something, else why nothing is to add."""
     if plan.applied:
         return ""
+    if plan.lessons and fresh and hooks:  # --apply makes the hooks' own store, as the hooks would
+        return "; run again with --apply to add them (it creates the store the hooks use, which does not exist yet)"
     if plan.lessons:
         return (f"; run again with --apply{' --create' if fresh else ''} to add them"
                 + (" (the store does not exist yet)" if fresh else ""))

@@ -131,3 +131,23 @@ def test_hooks_that_name_two_stores_ask_for_store(repo: Path, env: dict[str, str
     assert refused.returncode == 1
     assert "the installed hooks write to 2 stores" in refused.stderr and "pass --store PATH" in refused.stderr
 
+
+
+def test_import_rules_asks_no_create_for_the_plugins_store_it_makes_anyway(repo: Path, env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    """A plugin user's first dry run asked for `--apply --create` "(the store does not exist yet)", while
+    `--apply` alone makes the plugin's store, as the page says: the advice asked for a flag not needed."""
+    bare, hooks, _ = _stores(env, tmp_path)
+    hooks.unlink()  # the plugin's store before its hooks have run
+    claude = _plugin_installed(bare)
+    (claude / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"lamar@lamar": True}, "pluginConfigs": {"lamar@lamar": {"options": {"store": str(hooks)}}}}))
+    (repo / "CLAUDE.md").write_text("- Never push to main\n")
+    shown = lamar(bare, repo, "import-rules")
+    assert shown.returncode == 0 and not hooks.exists(), shown.stderr
+    assert ("run again with --apply to add them (it creates the store the hooks use, which does not exist yet)"
+            in shown.stdout), shown.stdout
+    applied = lamar(bare, repo, "import-rules", "--apply")  # the advice, as given
+    assert applied.returncode == 0 and "1 lesson added" in applied.stdout, applied.stdout + applied.stderr
+    with Lamar(str(hooks)) as lam:
+        assert [e.action for e in lam.experiences()] == ["Never push to main"]
