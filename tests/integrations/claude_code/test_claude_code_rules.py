@@ -67,6 +67,26 @@ def test_followup_rules(previous: str, prompt: str, signal: str) -> None:
     assert read_followup(previous, prompt)[0] == signal
 
 
+@pytest.mark.parametrize(("prompt", "signal"), [
+    # A polite "no" that lets the answer stand was read as a correction (-0.6 where +0.6 was meant).
+    ("no worries, now add a shipping field", "accepted"),
+    ("No, that's fine, thanks", "accepted"),
+    ("no need for tests, just add the field", "accepted"),
+    ("no thanks, that's enough", "accepted"),
+    ("no, put it in the header", "corrected"),
+    # Plain ways to say the last answer failed were read as moving on (+0.6 where -0.6 was meant).
+    ("try again", "corrected"),
+    ("I said the header, not the footer", "corrected"),
+    ("the tests are failing now", "corrected"),
+    ("it still doesn't compile", "corrected"),
+    ("please don't touch cart.py", "corrected"),
+    ("you deleted my function!", "corrected"),
+    ("add a test that is failing now and fix it", "accepted"),
+])
+def test_what_a_user_types_after_an_answer_reads_as_they_mean_it(prompt: str, signal: str) -> None:
+    assert read_followup("add a discount code field to the checkout", prompt)[0] == signal
+
+
 def test_the_log_says_a_followups_reading_in_one_parenthesis(hook: Hook, repo: Path) -> None:
     # It read "accepted (next prompt moves on (0.00 word overlap))".
     assert read_followup("fix the login test", "thanks, now add a footer")[1] == \
