@@ -143,7 +143,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     print(f"store: {location}")
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
-        print(_no_lessons(location, explicit))
+        print(_no_lessons(location, explicit, str(args.dir or os.getcwd())))
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
@@ -152,13 +152,19 @@ def cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
-def _no_lessons(location: str, explicit: str | None) -> str:
+def _no_lessons(location: str, explicit: str | None, folder: str) -> str:
     """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
+    from lamar_claude_code.context import find_repo, project_name
+
     where = f" --store {shlex.quote(explicit)}" if explicit else ""
     lamar = program_name()
+    # A lesson with no scope is recalled on every prompt of every project these hooks serve; the
+    # imported rules are scoped to the project, so the hand-written one is too.
+    project = shlex.quote(f"project={project_name(folder, find_repo(folder))}")
     return (f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
             f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
-            f"`{lamar} add{where} --precondition .. --action ..` writes one by hand{_beside(location, where)}")
+            f"`{lamar} add{where} --precondition .. --action .. --scope {project}` writes one by hand for this "
+            f"project (without --scope, for every project){_beside(location, where)}")
 
 
 def _beside(location: str, where: str) -> str:
@@ -252,7 +258,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     # A missing store is not opened (that would create it): the first hook or `import-rules --apply` makes it.
     missing = "://" not in location and not os.path.exists(os.path.expanduser(location))
     if missing or not _holds_lessons(location):
-        print(_no_lessons(location, getattr(args, "store", None)))
+        print(_no_lessons(location, getattr(args, "store", None), os.getcwd()))
     state = read_state(paths.state)
     last = state["last"]
     if last:

@@ -299,7 +299,8 @@ def test_install_over_an_empty_store_says_how_to_give_it_lessons(repo: Path, env
     assert hint == [("next: the store holds no lessons yet, so no prompt gets any. "
                      f"`lamar import-rules --store {store}` "
                      "shows the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep "
-                     f"them); `lamar add --store {store} --precondition .. --action ..` writes one by hand")]
+                     f"them); `lamar add --store {store} --precondition .. --action .. --scope project=shop` "
+                     "writes one by hand for this project (without --scope, for every project)")]
     with Lamar(str(store)) as lam:
         lam.add(Experience("the tests fail", "run the failing test alone first"))
     again = lamar(env, repo, "install", "--store", str(store))
@@ -474,7 +475,8 @@ def test_status_over_a_store_with_no_lessons_says_how_to_give_it_some(repo: Path
     bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
     advice = ("next: the store holds no lessons yet, so no prompt gets any. `lamar import-rules` shows the rules of "
               "this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); `lamar add "
-              "--precondition .. --action ..` writes one by hand")
+              "--precondition .. --action .. --scope project=shop` writes one by hand for this project (without "
+              "--scope, for every project)")
     status = lamar(bare, repo, "status")
     assert status.returncode == 0, status.stderr
     assert advice in status.stdout.splitlines(), status.stdout
@@ -503,7 +505,7 @@ def test_install_run_by_its_full_path_names_that_path_in_its_advice(repo: Path, 
                               env={**env, "PATH": path}, capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 0, done.stderr
         assert f"`{typed} import-rules --store {store}`" in done.stdout, done.stdout
-        assert f"`{typed} add --store {store} --precondition .. --action ..`" in done.stdout
+        assert f"`{typed} add --store {store} --precondition .. --action .. --scope project=shop`" in done.stdout
 
 
 def test_import_rules_without_a_store_uses_the_one_the_hooks_read(repo: Path, env: dict[str, str],
