@@ -159,6 +159,11 @@ class ImportResult(BaseModel):
     applied: bool = Field(description="Whether the lessons were stored (false: only shown).")
     lessons: list[ImportedRule]
     skipped: list[SkippedBlock]
+    claude_reads: list[str] = Field(default_factory=list, description=(
+        "The files of `files` that Claude Code reads into its sessions itself (a CLAUDE.md, a CLAUDE.local.md, "
+        "what they import): their rules reach Claude also when recall holds them out, so their evidence cannot "
+        "show whether they help. Tell the user, who can take the rules out of those files or list them under "
+        "claudeMdExcludes in .claude/settings.local.json."))
 
 
 def preview_row(row: Any) -> PreviewRow:

@@ -399,7 +399,8 @@ class LamarTools:
             lessons=[ImportedRule(lesson_id=e.id, text=neutralize(e.render()), file=neutralize(e.provenance["file"]),
                                   line=e.provenance["line"]) for e in plan.lessons],
             skipped=[SkippedBlock(file=neutralize(r.file), line=r.line, text=neutralize(r.text[:300]),
-                                  why=neutralize(why)) for r, why in plan.skipped])
+                                  why=neutralize(why)) for r, why in plan.skipped],
+            claude_reads=[neutralize(f) for f in plan.claude_reads])
 
     def lesson_json(self, lesson_id: str) -> str:
         """One lesson as JSON (the lamar://lessons/{id} resource)."""

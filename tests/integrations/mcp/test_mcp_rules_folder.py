@@ -59,3 +59,17 @@ async def test_in_the_root_it_asks_for_the_projects_path_and_reads_it(store: Pat
         shown = await session.call_tool("import_rules", {"folder": str(project)})
         assert not shown.is_error, shown.content[0].text
         assert len(shown.structured_content["lessons"]) == 1
+
+
+async def test_it_names_the_files_claude_code_reads_itself(store: Path, tmp_path: Path) -> None:
+    """A rule imported from CLAUDE.md still reaches Claude through CLAUDE.md when recall holds it out; the
+    tool's answer did not say which files those are, so the model could not tell the user."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(RULE)
+    (project / "AGENTS.md").write_text("- Prefer small commits\n")
+    async with stdio_session(store, cwd=project) as session:
+        shown = await session.call_tool("import_rules", {})
+        assert not shown.is_error, shown.content[0].text
+        assert shown.structured_content["files"] == ["CLAUDE.md", "AGENTS.md"]
+        assert shown.structured_content["claude_reads"] == ["CLAUDE.md"]
