@@ -321,15 +321,31 @@ def _readable_by_others(location: str) -> str:
 
 
 def _config_status(repo: Any) -> None:
-    if repo is None:
-        return
-    from lamar_claude_code.config import PROJECT_CONFIG
+    from pathlib import Path
+
+    from lamar_claude_code.config import PROJECT_CONFIG, USER_CONFIG, ConfigError, load_config
     from lamar_claude_code.trust import is_trusted
 
-    path = repo / PROJECT_CONFIG
-    if path.is_file():
-        state = "trusted" if is_trusted(path) else "NOT trusted, so ignored: read it, then lamar claude-code trust"
-        print(f"project config {path}: {state}")
+    project = repo / PROJECT_CONFIG if repo is not None else None
+    trusted = project is not None and project.is_file() and is_trusted(project)
+    if project is not None and project.is_file():
+        state = "trusted" if trusted else "NOT trusted, so ignored: read it, then lamar claude-code trust"
+        print(f"project config {project}: {state}")
+    try:
+        config = load_config(repo)
+    except ConfigError as exc:  # the hooks log it at each event and inject nothing
+        print(f"config: the hooks inject nothing here until it is fixed: {exc}")
+        return
+    if not config.enabled:  # set weeks ago and forgotten, it would read as hooks that run and learn
+        import tomllib
+
+        where = Path(USER_CONFIG).expanduser()
+        if trusted and project is not None:
+            with project.open("rb") as handle:
+                if tomllib.load(handle).get("hook", {}).get("enabled") is False:
+                    where = project
+        print(f"hooks: OFF here, by `enabled = false` under [hook] in {where}: no lesson is recalled and nothing "
+              "is learned; set it to true, or remove it, to turn them back on")
 
 
 def _enabled_plugins(project: Any) -> list[str]:

@@ -58,3 +58,28 @@ def test_resolved_rules_answer_as_the_config_would(hook: Hook, repo: Path) -> No
     first = min(state["episodes"].values(), key=lambda r: r["time"])
     assert first["context"]["task"] == "migration" and first["context"]["error_class"] == "ORA-00942"
     assert first["signal"] == "corrected"
+
+
+def test_status_says_when_a_config_turns_the_hooks_off_or_cannot_be_used(hook: Hook, repo: Path) -> None:
+    """`enabled = false` (the page's way to turn Lamar off) left status saying the hooks are installed and run,
+    with the last event they saw: a user who forgot it believed Lamar was learning while no prompt recorded
+    anything. A config that does not parse was not named either."""
+    user = Path(hook.env["HOME"]) / ".lamar" / "claude-code.toml"
+    user.parent.mkdir(exist_ok=True)
+    user.write_text("[hook]\nenabled = false\n")
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="add a flag")).returncode == 0
+    with Lamar(str(hook.store)) as lam:  # off indeed: the prompt stored no episode
+        assert lam.stats()["episodes"] == 0
+    said = _cli(hook, repo, "status").stdout
+    assert f"hooks: OFF here, by `enabled = false` under [hook] in {user}: no lesson is recalled" in said, said
+
+    user.write_text("[hook]\nenabled = true\n")
+    project_config(repo, "[hook]\nenabled = false\n", hook.env["HOME"])  # the project's, trusted, wins
+    assert f"in {repo / '.claude' / 'lamar.toml'}: no lesson" in _cli(hook, repo, "status").stdout
+
+    user.write_text("[hook\n")
+    broken = _cli(hook, repo, "status").stdout
+    assert f"config: the hooks inject nothing here until it is fixed: {user}: " in broken, broken
+    user.unlink()
+    (repo / ".claude" / "lamar.toml").unlink()
+    assert "OFF" not in _cli(hook, repo, "status").stdout
