@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,6 +26,11 @@ _TEXT_CHARS = MAX_FIELD_CHARS + 2 * REACH
 _CALL_READ = _CALL_CHARS + 2 * REACH
 # Claude Code's note, in a user entry of its own, that a turn was stopped (Ctrl+C, Esc): no prompt typed.
 _INTERRUPTED = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+# A slash command is written as tags ("<command-message>fix</command-message>\n<command-name>/fix</command-name>
+# \n<command-args>the cart</command-args>"); its hook's prompt was "/fix the cart", as typed.
+_COMMAND = re.compile(r"<command-name>\s*(/[^<\s]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>")  # what a built-in command printed
 # A long session's transcript holds tens of megabytes; past these caps the read stops (the whole
 # file) or skips (one line), so a runaway file costs bounded time and memory, never a stalled hook.
 MAX_TRANSCRIPT = 256 * 1024 * 1024  # bytes read from one transcript; later turns are not traced
@@ -160,7 +166,11 @@ def _entry(raw: bytes) -> Mapping[str, Any] | None:
 def _user_text(content: Any) -> str | None:
     """The typed prompt of a user entry; None for tool results and Claude Code's note of an interruption."""
     if isinstance(content, str):
-        return None if content.strip() in _INTERRUPTED else content[:_TEXT_CHARS]
+        if content.strip() in _INTERRUPTED or content.lstrip().startswith(_LOCAL_OUTPUT):
+            return None
+        if content.lstrip().startswith("<command-"):
+            return _typed_command(content)
+        return content[:_TEXT_CHARS]
     if not isinstance(content, list):
         return None
     if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
@@ -169,6 +179,16 @@ def _user_text(content: Any) -> str | None:
     if not texts or "\n".join(texts).strip() in _INTERRUPTED:
         return None
     return "\n".join(texts)[:_TEXT_CHARS]
+
+
+def _typed_command(content: str) -> str | None:
+    """A slash command's entry as the user typed it (None when it names none)."""
+    name = _COMMAND.search(content)
+    if name is None:
+        return None
+    found = _COMMAND_ARGS.search(content)
+    arguments = found.group(1).strip() if found else ""
+    return f"{name.group(1)} {arguments}"[:_TEXT_CHARS] if arguments else name.group(1)
 
 
 def _tool_errors(content: Any) -> list[str]:
@@ -226,17 +246,21 @@ def traces_of(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, 
                 raise
             refused.append(f"cc-{session}-{number}: {exc}")
             continue
-        traces.append(trace)
+        if trace is not None:
+            traces.append(trace)
     return traces
 
 
 def _turn_trace(trace_id: str, turn: Mapping[str, Any], session: str, episodes: Mapping[str, Mapping[str, Any]],
-                taken: set[str]) -> Trace:
-    """The turn's trace, tied to the session's earliest episode of its prompt not yet traced (added to `taken`)."""
+                taken: set[str]) -> Trace | None:
+    """The turn's trace, tied to the session's earliest episode of its prompt not yet traced (added to `taken`);
+    None for a built-in command's turn (`/compact`, `/context`): no prompt reached the model, no tool ran."""
     key = prompt_key(turn["prompt"])
     mine = [(float(r.get("time", 0)), eid) for eid, r in episodes.items()
             if r.get("session") == session and r.get("prompt_key") == key and "trace" not in r and eid not in taken]
     episode = min(mine)[1] if mine else None
+    if episode is None and turn["prompt"].startswith("/") and not turn["attempted"] and not turn["tool_errors"]:
+        return None
     if episode is not None:
         taken.add(episode)
     return _trace(trace_id, turn, episodes[episode] if episode else {}, episode, session)
@@ -311,11 +335,11 @@ def trace_turns(progress: dict[str, Any], session: str, episodes: dict[str, dict
         trace_id = f"cc-{session}-{number}"
         try:
             trace = _turn_trace(trace_id, turn, session, episodes, set())
-            if trace_id not in held:
+            if trace is not None and trace_id not in held:
                 if writer is None:
                     writer = _writer(out)
                 writer.write(trace)
-            if trace.episode_id:
+            if trace is not None and trace.episode_id:
                 episodes[trace.episode_id]["trace"] = trace_id
         except InvalidTrace as exc:
             refused.append(f"{trace_id}: {exc}")
