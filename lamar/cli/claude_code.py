@@ -266,8 +266,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         # Only a prompt injects: "0 characters injected" after a Stop read as a failed injection.
         injected = (f", {plural(last.get('injected', 0), 'character')} injected"
                     if last.get("event") == "UserPromptSubmit" else "")
+        # A session's start, or a prompt that recalled nothing, has no episode: "episode None" read as a fault.
+        episode = f", episode {last['episode']}" if last.get("episode") else ", no episode"
         print(f"last event: {last.get('event')} at {when} in {last.get('cwd')} "
-              f"(session {last.get('session')}, episode {last.get('episode')}{injected})")
+              f"(session {last.get('session')}{episode}{injected})")
     else:
         print("last event: none seen yet")
     watched = [r for r in state["episodes"].values() if r.get("files") and r.get("signal") != "reverted"]

@@ -276,6 +276,19 @@ def test_status_counts_injected_characters_only_for_a_prompt(repo: Path, env: di
         assert ("characters injected" in last[0]) == (event == "UserPromptSubmit"), last
 
 
+def test_status_says_no_episode_rather_than_none(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """A session's start has no episode, and status printed "(session s8, episode None)", a Python value
+    that read as a fault."""
+    store = tmp_path / "lessons.db"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    hook = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(store)]
+    subprocess.run(hook, input=json.dumps(payload("SessionStart", "s8", repo, source="startup")), text=True, env=env,
+                   check=True, timeout=60)
+    status = lamar(env, repo, "status", "--store", str(store)).stdout
+    (last,) = [line for line in status.splitlines() if line.startswith("last event: ")]
+    assert last.endswith("(session s8, no episode)") and "None" not in last, last
+
+
 def test_install_creates_a_json_store_too_so_the_first_prompt_finds_it(repo: Path, env: dict[str, str],
                                                                        tmp_path: Path) -> None:
     store = tmp_path / "lessons.json"
