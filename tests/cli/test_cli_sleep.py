@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import pytest
 
-from lamar import Lamar, Status
+from lamar import Experience, Lamar, Status
 
 
 def digest(path: Path) -> str:
@@ -40,6 +40,17 @@ def make_report(run_cli, tmp_path, strict_json):
 
 def proposal_ids(path: Path) -> dict[str, str]:
     return {p["kind"]: p["id"] for p in json.loads(path.read_text())["proposals"]}
+
+
+def test_sleep_with_nothing_to_propose_asks_for_no_review(lamar_cli, tmp_path):
+    # A first week's store proposes nothing; sleep still said "next: lamar review R, then lamar apply R",
+    # and review then said there was nothing to review.
+    store = tmp_path / "young.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    out = lamar_cli("sleep", "--store", store, "--out", tmp_path / "r.json")
+    assert out.returncode == 0 and out.stdout.startswith("0 proposals, 0 dropped"), out.stderr
+    assert "next: lamar review" not in out.stdout and "nothing to review or apply" in out.stdout, out.stdout
 
 
 def test_sleep_proposes_without_writing(lamar_cli, store, ids, tmp_path, strict_json):
