@@ -236,6 +236,21 @@ def installed(path: Path) -> list[tuple[str, str]]:
         return []
 
 
+def named_stores(path: Path) -> set[str]:
+    """The stores that Lamar's entries in a settings file name with --store, as paths (none for a URL)."""
+    from lamar_claude_code.quick import named_store
+
+    found = set()
+    for _, command in installed(path):
+        try:
+            store = named_store(shlex.split(command))
+        except ValueError:  # a command edited by hand past what a shell reads: it names nothing we can tell
+            continue
+        if store and "://" not in store:
+            found.add(os.path.expanduser(store))
+    return found
+
+
 def entries(data: dict[str, Any]) -> list[tuple[str, str]]:
     """Lamar's entries in settings already read (`read_settings`) as (event, command), one per event."""
     found = []

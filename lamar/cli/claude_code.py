@@ -123,6 +123,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     location = store_location(args)
     path = _settings_file(args)
     create_private(location)  # now, so the first hook finds it; readable by its owner only
+    before = settings.named_stores(path)
     _write(settings, path, lambda: settings.install(path, settings.hook_command(explicit)),
            "nothing to change, Lamar's hooks are installed")
     if path.name == settings.FILES["local"]:
@@ -141,6 +142,11 @@ def cmd_install(args: argparse.Namespace) -> int:
     if twice:
         print(twice, file=sys.stderr)
     print(f"store: {location}")
+    for old in sorted(before - {os.path.expanduser(location)}):
+        # Re-run with another --store, the hooks leave their lessons and evidence behind without a word.
+        if os.path.exists(old) and _holds_lessons(old):
+            print(f"note: these hooks wrote to {old} until now; its lessons and their evidence stay there: "
+                  f"`{_program()} import {shlex.quote(old)} --store {shlex.quote(location)}` copies them in")
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
         print(_no_lessons(location, explicit, str(args.dir or os.getcwd())))

@@ -568,3 +568,24 @@ def test_export_rules_without_a_store_uses_the_one_the_hooks_read(repo: Path, en
     assert not (Path(bare["HOME"]) / ".lamar" / "experience.json").exists()
     assert (repo / "CLAUDE.md").exists()
 
+
+
+def test_install_with_another_store_names_the_lessons_it_leaves_behind(repo: Path, env: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    """Run again with another --store (the page's ~/.lamar/experience.db after a first try elsewhere), install
+    moved the hooks to an empty store without a word of the lessons and evidence left in the old one."""
+    old, new = tmp_path / "first.db", tmp_path / "second.db"
+    assert lamar(env, repo, "install", "--store", str(old)).returncode == 0
+    with Lamar(str(old)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    moved = lamar(env, repo, "install", "--store", str(new))
+    assert moved.returncode == 0, moved.stderr
+    assert (f"note: these hooks wrote to {old} until now; its lessons and their evidence stay there: "
+            f"`lamar import {old} --store {new}` copies them in") in moved.stdout.splitlines(), moved.stdout
+    copied = subprocess.run([sys.executable, "-m", "lamar.cli", "import", str(old), "--store", str(new)], cwd=repo,
+                            env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert copied.returncode == 0, copied.stderr
+    with Lamar(str(new)) as lam:
+        assert [e.action for e in lam.experiences()] == ["run the failing test alone first"]
+    again = lamar(env, repo, "install", "--store", str(new))  # the same store again: nothing to say
+    assert "note: these hooks wrote to" not in again.stdout
