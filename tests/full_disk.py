@@ -10,6 +10,7 @@ from pathlib import Path
 LIMIT = 16384
 _CAPPED = """
 import resource, signal, sys
+sys.dont_write_bytecode = True  # a capped write would leave a cut .pyc in the shared cache
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing the process
 resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
 {body}

@@ -19,6 +19,8 @@ LIMIT = 1024
 def _limited(tmp_path: Path, *args: str | os.PathLike[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
     env["HOME"] = str(tmp_path)
+    # A capped write leaves a cut .pyc in the tests' shared cache, which later imports fail on.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))

@@ -18,6 +18,7 @@ from tests.store.test_odd_paths import _written
 # fails as a write to a full disk does, here SQLite's making of the `-shm` beside a closed store.
 _NO_ROOM = """
 import json, resource, sys
+sys.dont_write_bytecode = True  # a capped write would leave a cut .pyc in the shared cache
 resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
 from lamar import Experience, Lamar, LamarError
 lam = Lamar(sys.argv[1])

@@ -113,6 +113,7 @@ def test_temp_files_of_killed_writers_are_removed_by_the_next_writer(tmp_path: P
 
 _OVER_THE_LIMIT = """
 import resource, sys
+sys.dont_write_bytecode = True  # a capped write would leave a cut .pyc in the shared cache
 from lamar import Lamar, StoreError
 lam = Lamar(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))

@@ -91,6 +91,7 @@ def test_a_json_store_name_its_sidecars_would_take_past_the_limit_is_refused_up_
 
 _NO_ROOM = """
 import json, resource, sys
+sys.dont_write_bytecode = True  # a capped write would leave a cut .pyc in the shared cache
 resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
 from lamar import Lamar, LamarError
 try:
