@@ -30,9 +30,14 @@ def jsonable(value: Any) -> Any:
 
 
 def dump_json(value: Any, out: TextIO | None = None) -> None:
-    """Print `value` as indented, strictly valid JSON (no Infinity, no NaN)."""
+    """Print `value` as indented, strictly valid JSON (no Infinity, no NaN); in ASCII on a stream that is
+    not UTF-8, so a file it is redirected to reads back in any encoding (`lamar review` reads UTF-8)."""
+    from lamar.safety.terminal import narrow_encoding
+
     stream = out or sys.stdout
-    stream.write(json.dumps(jsonable(value), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    text = json.dumps(jsonable(value), indent=2, ensure_ascii=narrow_encoding(stream) is not None, allow_nan=False,
+                      default=str)
+    stream.write(text + "\n")
 
 
 def plural(n: int, noun: str) -> str:

@@ -67,10 +67,12 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
                 raise
             raise InvalidArgument(str(exc).replace(NAME_A_FILE, "name one with --file FILE")) from None
     if args.json:
-        print(json.dumps({"project": plan.project, "files": plan.files, "applied": plan.applied,
-                          "lessons": [e.to_dict() for e in plan.lessons], "claude_reads": plan.claude_reads,
-                          "skipped": [{"file": r.file, "line": r.line, "text": r.text, "why": why}
-                                      for r, why in plan.skipped]}, indent=2, ensure_ascii=False))
+        from lamar.cli.render import dump_json
+
+        dump_json({"project": plan.project, "files": plan.files, "applied": plan.applied,
+                   "lessons": [e.to_dict() for e in plan.lessons], "claude_reads": plan.claude_reads,
+                   "skipped": [{"file": r.file, "line": r.line, "text": r.text, "why": why}
+                               for r, why in plan.skipped]})
         return 0
     from lamar.cli.render import plural, shorten, visible
 

@@ -27,18 +27,59 @@ def terminal_safe(text: str) -> str:
     return text.translate(_TABLE)
 
 
+def narrow_encoding(stream: Any) -> str | None:
+    """The encoding of `stream` when it cannot write every character (ASCII, Latin-1, a Windows code
+    page), else None (UTF-8, or a stream of str such as StringIO)."""
+    import codecs
+
+    try:
+        name = codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name
+    except (LookupError, TypeError):
+        return None
+    return None if name.startswith("utf") else name
+
+
+def writable(text: str, encoding: str, errors: str = "strict") -> str:
+    """`text` with each character `encoding` cannot write as a JSON escape (\\u00e9, a pair past U+FFFF):
+    it still reads as that character, in a `--json` string too, where Python's own `\\xe9` would not.
+
+    >>> writable("café — ok", "latin-1")
+    'café \\\\u2014 ok'
+    """
+    try:
+        text.encode(encoding, errors)
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for char in text:
+        try:
+            char.encode(encoding, errors)
+            out.append(char)
+        except UnicodeEncodeError:
+            units = char.encode("utf-16-be", "surrogatepass")
+            out.extend(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2))
+    return "".join(out)
+
+
 class TerminalStream:
     """A text stream that writes through `terminal_safe`; everything else is the wrapped stream's.
 
     Its `buffer` is the wrapped stream's: a protocol that writes bytes (the MCP server over
-    stdio) is not a terminal's text and passes unchanged.
+    stdio) is not a terminal's text and passes unchanged. On a stream whose encoding lacks some
+    characters, those are written as escapes (`writable`): a lesson holding one still prints.
     """
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self._encoding = narrow_encoding(stream)
+        self._errors = getattr(stream, "errors", None) or "strict"
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_safe(text))
+        safe = terminal_safe(text)
+        if self._encoding is not None:
+            safe = writable(safe, self._encoding, self._errors)
+        self._stream.write(safe)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -49,4 +90,4 @@ class TerminalStream:
         return getattr(self._stream, name)
 
 
-__all__ = ["TerminalStream", "terminal_safe"]
+__all__ = ["TerminalStream", "narrow_encoding", "terminal_safe", "writable"]
