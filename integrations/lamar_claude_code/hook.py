@@ -106,7 +106,9 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         text = result.get("text", "")
         if text:
             answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-            reply(stdout, json.dumps(answer, ensure_ascii=False))
+            # ASCII, as escapes: Python writes a pipe in the locale's encoding (a Windows code page), and
+            # an answer it cannot encode would be lost while the episode stands logged as injected.
+            reply(stdout, json.dumps(answer))
         _tell(stdout, pending, store, paths)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
         if isinstance(exc, KeyboardInterrupt):
@@ -126,7 +128,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 def _tell(stdout: TextIO, failure: dict[str, Any] | None, store: str, paths: Paths) -> None:
     """Show `failure` to the user as the JSON systemMessage Claude Code shows and never sends to Claude."""
     if failure is not None:
-        reply(stdout, json.dumps({"systemMessage": off_message(failure, store, paths.log)}, ensure_ascii=False))
+        reply(stdout, json.dumps({"systemMessage": off_message(failure, store, paths.log)}))
 
 
 def reply(stdout: TextIO | None, answer: str) -> None:

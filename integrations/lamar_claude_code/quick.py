@@ -176,7 +176,7 @@ def cannot_start(store: str, exc: BaseException, plugin: bool) -> str:
     message = (f"Lamar is off, so no lessons are recalled and nothing is learned: {sys.executable} cannot load "
                f"Lamar's hook ({type(exc).__name__}: {str(exc)[:300]}). To turn it on, {fix}. "
                f"Details: {_log_of(store)}")
-    return json.dumps({"systemMessage": " ".join(message.split())}, ensure_ascii=False)
+    return json.dumps({"systemMessage": " ".join(message.split())})  # ASCII: any stdout encoding writes it
 
 
 def _log_of(store: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Lamar
+from lamar import Experience, Lamar, Scope
 
 from .conftest import ROOT, Hook, payload, project_config
 
@@ -87,6 +87,29 @@ def test_a_long_prompt_under_the_limit_is_served(hook: Hook, repo: Path) -> None
         assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].startswith("<lamar-lessons>")
     lam.close()
 
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+def test_a_stdout_that_is_not_utf8_still_gets_the_lessons_it_was_logged_with(
+        store: Path, env: dict[str, str], repo: Path, encoding: str) -> None:
+    # Python writes a pipe in the locale's encoding (a Windows code page, an ASCII locale): a lesson
+    # holding a character it lacks made the answer fail, so the episode was logged as injected while
+    # Claude never read the lessons. JSON's escapes are ASCII: Claude Code reads them in any encoding.
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the tests fail", "run them alone \u2192 then with -x \U0001f680",
+                           scope=Scope(project="shop")))
+    done = Hook(store, {**env, "PYTHONIOENCODING": encoding})(payload("UserPromptSubmit", "s1", repo,
+                                                                     prompt="the tests fail"))
+    assert done.returncode == 0 and done.stdout.isascii(), done.stdout
+    with Lamar(str(store)) as lam:
+        injected = lam.episode(hook_episode(store, "s1")).injected
+        shown = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert injected and all(lam.get(i).render() in shown for i in injected)
+
+
+def hook_episode(store: Path, session: str) -> str:
+    episode: str = Hook(store, {}).state()["sessions"][session]["episode"]
+    return episode
 
 
 def test_a_context_over_its_limit_leaves_out_its_longest_value_logs_it_and_injects(hook: Hook, repo: Path) -> None:
