@@ -143,11 +143,12 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
             left = [(dataclasses.replace(r, folder=source.folder), why) for r, why in left]
         rules += found
         skipped += left
+    skipped = _scrubbed(skipped)  # before a model reads them, and as they are listed
     if model is not None and skipped:
         restated, skipped = _restate(model, skipped)
         rules += restated
     lessons, refused = _lessons(lamar, rules, name)
-    plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + refused,
+    plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + _scrubbed(refused),
                       claude_reads=[s.name for s in sources if s.claude])
     if apply:
         _add(lamar, plan, rules)
@@ -259,6 +260,14 @@ def _read(exp: Experience) -> _Read:
     from lamar.sleep.similarity import LessonWords
 
     return LessonWords.of(exp.precondition, exp.action), _CODE.findall(exp.action)
+
+
+def _scrubbed(skipped: list[tuple[Rule, str]]) -> list[tuple[Rule, str]]:
+    """`skipped` with each credential in a block's text redacted: a secret pasted into a rules file is among
+    the blocks left out (refused, or describing), which are listed on screen and shown to a `model`."""
+    from lamar.safety import scrub
+
+    return [(dataclasses.replace(rule, text=scrub(rule.text)[0]), why) for rule, why in skipped]
 
 
 def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list[tuple[Rule, str]]]:

@@ -581,3 +581,26 @@ def test_a_rule_that_ends_in_an_exclamation_or_a_question_gets_no_full_stop_afte
     assert Experience("a build fails", "clear DerivedData", "did you try it?").render() == \
         "When a build fails, clear DerivedData, because did you try it?"
     assert Experience("a build fails", "clear DerivedData.").render() == "When a build fails, clear DerivedData."
+
+
+def test_a_credential_pasted_into_a_rules_file_is_neither_printed_nor_shown_to_the_model(tmp_path: Path) -> None:
+    # The blocks import skips are listed (and a model restates them), and a pasted secret is among them:
+    # refused as a lesson, described rather than directing, or in a paragraph.
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    password = "Sup3rS3cretPw"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text(
+        "# Shop\n\n## Deployment\n\n- Never deploy on Fridays.\n"
+        f"- Use the deploy token {token} if the CI one expires.\n"
+        f"- The staging database is at postgres://shop:{password}@staging-db.internal:5432/shop\n\n"
+        f"The old bucket was reached with AWS_SECRET_ACCESS_KEY={password} and a token {token} for the CI.\n")
+    shown = _lamar(tmp_path, "import-rules", "--store", str(tmp_path / "store.db"))
+    listed = _lamar(tmp_path, "import-rules", "--store", str(tmp_path / "store.db"), "--json")
+    assert shown.returncode == listed.returncode == 0, shown.stderr + listed.stderr
+    assert "would add" in shown.stdout and "[REDACTED:github-token]" in shown.stdout
+    skipped = json.loads(listed.stdout)["skipped"]
+    assert len(skipped) == 3 and "[REDACTED:" in skipped[0]["text"]
+    model = ScriptedModel(["[]"])
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop", model=model)
+    for text in (shown.stdout, listed.stdout, model.prompts[0], *(r.text for r, _ in plan.skipped)):
+        assert token not in text and password not in text, text
