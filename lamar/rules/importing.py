@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamar.experience import Experience, Scope, Status
-from lamar.rules.parse import MAX_RULE, Rule, clean, condition, parse_rules
+from lamar.rules.parse import DESCRIBES, MAX_RULE, Rule, clean, condition, parse_rules
 from lamar.rules.sources import UNREADABLE, find_rule_files, read_sources
 from lamar.storable import whole_number
 
@@ -143,10 +143,12 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
             left = [(dataclasses.replace(r, folder=source.folder), why) for r, why in left]
         rules += found
         skipped += left
+    skipped, screened = _screened(skipped, name)
     skipped = _scrubbed(skipped)  # before a model reads them, and as they are listed
     if model is not None and skipped:
         restated, skipped = _restate(model, skipped)
         rules += restated
+    skipped += _scrubbed(screened)
     lessons, refused = _lessons(lamar, rules, name)
     plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + _scrubbed(refused),
                       claude_reads=[s.name for s in sources if s.claude])
@@ -260,6 +262,19 @@ def _read(exp: Experience) -> _Read:
     from lamar.sleep.similarity import LessonWords
 
     return LessonWords.of(exp.precondition, exp.action), _CODE.findall(exp.action)
+
+
+def _screened(skipped: list[tuple[Rule, str]], project: str) -> tuple[list[tuple[Rule, str]], list[tuple[Rule, str]]]:
+    """(the blocks the parser left out, those of them the lesson screen refuses, with its reason): a pasted key
+    or "Ignore all previous instructions" reads as describing, and is worth telling apart from prose."""
+    from lamar.safety.lessons import lesson_refusal
+
+    kept: list[tuple[Rule, str]] = []
+    refused: list[tuple[Rule, str]] = []
+    for rule, why in skipped:
+        unsafe = lesson_refusal(f"working on {project}", rule.text, "", {}) if why == DESCRIBES else ""
+        (refused if unsafe else kept).append((rule, f"refused: it {unsafe}" if unsafe else why))
+    return kept, refused
 
 
 def _scrubbed(skipped: list[tuple[Rule, str]]) -> list[tuple[Rule, str]]:

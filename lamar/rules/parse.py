@@ -22,6 +22,7 @@ _LABEL = re.compile(r"^(?:\*\*|__)?([^:*_`]{1,60}?)(?:\*\*|__)?\s*:\s*(.*)$")
 _DIRECTIVE = re.compile(
     r"(?i)\b(?:always|never|must|should|shall|do\s+not|don'?t|avoid|prefer|ensure|make\s+sure|required?|"
     r"forbidden|important|only|instead\s+of|rather\s+than|at\s+most|at\s+least|maximum|minimum|no\s+more\s+than)\b")
+DESCRIBES = "describes rather than directs"  # why a block that is no rule is skipped
 _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
     "use", "run", "add", "keep", "write", "read", "check", "follow", "put", "call", "create", "update", "wrap",
     "break", "catch", "document", "test", "include", "pass", "import", "name", "mark", "install", "format",
@@ -134,7 +135,7 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
         if len(body) > MAX_RULE:
             left.append((rule, f"{len(body)} characters: too long for one rule; split it into bullets"))
         elif not _directs(body):
-            left.append((rule, "describes rather than directs"))
+            left.append((rule, DESCRIBES))
         else:
             rules.append(rule)
     return rules, left
@@ -345,4 +346,4 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-__all__ = ["EXPORT_BEGIN", "EXPORT_END", "MAX_RULE", "Rule", "clean", "condition", "parse_rules"]
+__all__ = ["DESCRIBES", "EXPORT_BEGIN", "EXPORT_END", "MAX_RULE", "Rule", "clean", "condition", "parse_rules"]
