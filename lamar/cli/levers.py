@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lamar._errors import DuplicateReport, EventConflict
+from lamar._errors import DuplicateReport, EventConflict, LamarError
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
@@ -186,7 +186,17 @@ def parse_signal(text: str) -> Signal | float:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    signal = parse_signal(args.signal)
+    try:
+        signal = parse_signal(args.signal)
+    except LamarError as exc:
+        try:  # `lamar report shipped ep_...`: the words are right, their order is not
+            parse_signal(args.episode)
+        except LamarError:
+            raise exc from None
+        import shlex
+
+        raise UsageError(f"{exc}; the episode id comes first: lamar report {shlex.quote(args.signal)} "
+                         f"{shlex.quote(args.episode)}") from None
     lam = open_engine(args)
     try:
         lam.report(args.episode, signal, replace=args.replace)

@@ -160,3 +160,12 @@ def test_report_names_the_signal_a_near_miss_is_close_to(run_cli, sqlite_store, 
         out = run_cli("report", ids["episode"], typed, "--store", sqlite_store)
         assert out.returncode == 1 and "unknown signal" in out.stderr and "did you mean" not in out.stderr, typed
     assert Lamar(str(sqlite_store)).episode(ids["episode"]).reward is None
+
+
+def test_report_with_its_two_words_swapped_gives_the_command_in_order(run_cli, sqlite_store, ids):
+    """`lamar report shipped ep_...` was refused as an unknown signal 'ep_...', leaving the user to see why."""
+    for typed in ("shipped", "-0.5", "Re-asked"):
+        out = run_cli("report", typed, ids["episode"], "--store", sqlite_store)
+        assert out.returncode == 1, out.stderr
+        assert f"the episode id comes first: lamar report {ids['episode']} {typed}" in out.stderr, out.stderr
+    assert Lamar(str(sqlite_store)).episode(ids["episode"]).reward is None
