@@ -112,6 +112,9 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"cannot look for rules files in that folder: {exc}; name a folder that exists") from exc
+    if not paths and where.is_file():  # `lamar import-rules CLAUDE.md`: the file meant, where the folder goes
+        raise InvalidArgument(f"{where} is a file, not a project folder: name the folder that holds it; to read "
+                              f"this file alone, {NAME_A_FILE}")
     if not paths and not where.is_dir():
         raise InvalidArgument(f"no folder {where}: check the path, or name the project folder that holds the rules "
                               "files (default: the current folder)")

@@ -622,3 +622,15 @@ def test_a_block_the_lesson_screen_refuses_is_skipped_as_refused_not_as_describi
     assert reasons[7] == "refused: it contains what looks like a secret (database-password)", reasons
     assert reasons[8] == "describes rather than directs"
     assert "Ignore all previous" not in model.prompts[0] and "[1] The payment provider" in model.prompts[0]
+
+
+def test_a_rules_file_named_where_the_folder_goes_says_to_name_it_as_a_file(tmp_path: Path) -> None:
+    # `lamar import-rules CLAUDE.md` was answered "no folder .../CLAUDE.md: check the path", of a file that is there.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- Run `make test` before committing.\n")
+    with pytest.raises(InvalidArgument, match=r"CLAUDE.md is a file, not a project folder") as refused:
+        import_rules(Lamar(":memory:"), tmp_path / "CLAUDE.md")
+    assert str(refused.value).endswith("files=[PATH, ...]")
+    said = _lamar(tmp_path, "import-rules", "CLAUDE.md", "--store", str(tmp_path / "store.db"))
+    assert said.returncode == 1 and "CLAUDE.md is a file, not a project folder" in said.stderr, said.stderr
+    assert "--file FILE" in said.stderr and "no folder" not in said.stderr
