@@ -97,7 +97,17 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
         except OSError as exc:  # a folder, a file it may not read: what was typed, not the store
             raise UsageError(f"--from {args.source}: {exc.strerror or exc}; name a lesson file") from None
         name = path.name
-    return read_lessons(text, name=name, scope=scope, status=args.status, via="lamar add --from")
+    try:
+        return read_lessons(text, name=name, scope=scope, status=args.status, via="lamar add --from")
+    except LamarError as exc:
+        from lamar.rules.sources import RULE_FILES
+
+        if args.source == "-" or not (name in {Path(f).name for f in RULE_FILES} or name.endswith(".mdc")):
+            raise
+        import shlex  # a rules file's rules are written as the project's, not as "When X, Y" bullets
+
+        raise UsageError(f"{exc}; {name} is a rules file: `lamar import-rules --file {shlex.quote(args.source)}` "
+                         "reads each of its rules as written") from None
 
 
 def cmd_edit(args: argparse.Namespace) -> int:

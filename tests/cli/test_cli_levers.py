@@ -169,3 +169,15 @@ def test_report_with_its_two_words_swapped_gives_the_command_in_order(run_cli, s
         assert out.returncode == 1, out.stderr
         assert f"the episode id comes first: lamar report {ids['episode']} {typed}" in out.stderr, out.stderr
     assert Lamar(str(sqlite_store)).episode(ids["episode"]).reward is None
+
+
+def test_add_from_a_rules_file_names_import_rules(run_cli, sqlite_store, tmp_path):
+    """A CLAUDE.md's rules are not "When X, Y" bullets: `lamar add --from CLAUDE.md` refused its first one and
+    left the user there; the rules file has a command of its own."""
+    (tmp_path / "CLAUDE.md").write_text("## Commands\n\n- `make dev` - start the dev server\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("- Always run the tests\n", encoding="utf-8")
+    out = run_cli("add", "--from", tmp_path / "CLAUDE.md", "--store", sqlite_store)
+    assert out.returncode == 1 and "CLAUDE.md, line 3: a lesson bullet reads" in out.stderr, out.stderr
+    assert f"lamar import-rules --file {tmp_path / 'CLAUDE.md'}" in out.stderr, out.stderr
+    other = run_cli("add", "--from", tmp_path / "notes.md", "--store", sqlite_store)
+    assert other.returncode == 1 and "import-rules" not in other.stderr, other.stderr
