@@ -146,7 +146,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         # Re-run with another --store, the hooks leave their lessons and evidence behind without a word.
         if os.path.exists(old) and _holds_lessons(old):
             print(f"note: these hooks wrote to {old} until now; its lessons and their evidence stay there: "
-                  f"`{_program()} import {shlex.quote(old)} --store {shlex.quote(location)}` copies them in")
+                  f"`{program_name()} import {shlex.quote(old)} --store {shlex.quote(location)}` copies them in")
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
         print(_no_lessons(location, explicit, str(args.dir or os.getcwd())))
