@@ -74,6 +74,8 @@ class FoldCache:
         # The fold mode: this cache holds the log through a settled seq (see SettledFollower). A
         # reset empties the cache, so whatever it held is no longer known to be settled.
         self.settled = False
+        # The lessons whose folded state changed since `track` (None: not tracked, or a change it cannot name).
+        self.changed: set[str] | None = None
         self.marks.clear()  # started or not, as it was: a refold empties the cache, not the process's past
 
     # -- reads -------------------------------------------------------------------------------
@@ -176,10 +178,15 @@ class FoldCache:
         self._fold_run(events, again=False)
         return list(self.lessons.values()), (self.reward_n, self.reward_mean, self.reward_m2)
 
+    def track(self) -> None:
+        """Name in `changed` each lesson whose folded state the next events change: those an outcome
+        folds, and those a rewind puts back. Any other event than an episode or outcome stops it."""
+        self.changed = set()
+
     def rewind(self, before: int) -> bool:
         """Go back to the fold as it stood at the last mark before seq `before`; False (nothing
         changed) when no mark is that old. Then `refold` the events after `seq` up to the one wanted."""
-        mark = self.marks.rewind(before, self.lessons, self.episodes)
+        mark = self.marks.rewind(before, self.lessons, self.episodes, self.changed)
         if mark is None:
             return False
         self.seq, self.last = mark.seq, mark.last
@@ -259,6 +266,8 @@ class FoldCache:
         kind = event.kind
         if kind in ("scope", "erase", "edit"):
             self._same = None  # they change a lesson's texts or scope
+        if kind != "episode" and kind != "outcome":
+            self.changed = None
         if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
             settled = self.settled  # an event of the log like any other: a settled fold stays settled
             restore(self, data)
@@ -448,6 +457,8 @@ class FoldCache:
             episode.outcome_seq = self.seq
             episode.settled = "expired"
             return
+        if self.changed is not None:
+            self.changed.update(episode.eligible)
         reward = float(data["reward"])
         episode.reward = reward
         episode.signal = data.get("signal")

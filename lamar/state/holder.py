@@ -206,6 +206,10 @@ class StoreRows:
         self._rows = rows
         self._log = log
         self.policy = log.policy
+        if log.policy.pending_after is not None:
+            # Its recalls fold the log to settle pending episodes, and a late report replaces a default:
+            # marked from the first fold, the default replaced has a mark before it (`_replace`).
+            log.cache.marks.start()
         self._tuning: str | None = None
         self._next_settle = 0.0  # when a recall next applies the pending policy (monotonic)
         # Erase events known pending (by seq); when a write last asked the store for them
@@ -316,12 +320,55 @@ class StoreRows:
             else:
                 self._finish_erasures()
                 return
-        was_refused = write_outcome(self._log, episode_id, reward, signal, replace)
-        if self._rows.lessons([]).tuning is None:
-            self._build()  # the outcome could not be folded in the rows (a replacement)
+        if self._replaces(episode_id, replace):
+            was_refused = self._replace(episode_id, reward, signal, replace)
+        else:
+            was_refused = write_outcome(self._log, episode_id, reward, signal, replace)
+            if self._rows.lessons([]).tuning is None:
+                self._build()  # the outcome could not be folded in the rows (another writer's came first)
         self._finish_erasures()
         if was_refused:
             raise refused(episode_id)
+
+    def _replaces(self, episode_id: str, replace: bool) -> bool:
+        """Whether this report replaces an outcome (`write_outcome` decides alike), as the log folded here
+        now says. The undo marks are on from before this fold, so that the outcome replaced has one before it."""
+        log = self._log
+        log.cache.marks.start()
+        log.sync()
+        record = log.find(episode_id)
+        return record is not None and bool(record.reports) and not record.sealed and (
+            replace or record.settled is not None or record.reward is None)
+
+    def _replace(self, episode_id: str, reward: float, signal: str | None, replace: bool) -> bool:
+        """`write_outcome` of a replacement, then the rows it changed written again: those of the lessons
+        whose fold changed from the mark this process's fold went back to, not a build of every row.
+
+        Under the namespace's write lock held exclusively, so that the log folded here (caught up
+        under it: a short tail) is what the rows hold when the outcome is written, and nothing else
+        is written until the rows are. Where no mark was that old, the whole log was folded again:
+        every row is written from that fold. Where the store finds more than this write since the
+        lock was taken (a lost connection, a log-mode write), the rows are built from the log."""
+        log, cache = self._log, self._log.cache
+        with self._rows.exclusive():
+            log.scrubs = False  # a scrub, which blanks every row, is left for after (`_finish_erasures`)
+            try:
+                log.sync()
+                cache.track()
+                was_refused = write_outcome(log, episode_id, reward, signal, replace, synced=True)
+                changed, lessons = cache.changed, cache.lessons
+                # A fold of the whole log names no change: every row is written from it, not built by folding it again.
+                whole = changed is None and not cache.partial
+                states = list(lessons.values()) if whole else [lessons[i] for i in changed or () if i in lessons]
+                active = sum(s.experience.status is not Status.RETIRED for s in lessons.values())
+                if not cache.settled or (changed is None and not whole) or not self._rows.refresh(
+                        self._tuning_text(), states, (cache.reward_n, cache.reward_mean, cache.reward_m2), active,
+                        cache.seq, whole=whole):
+                    self._build()
+            finally:
+                log.scrubs = True
+                cache.changed = None
+        return was_refused
 
     def rebuild(self) -> None:
         self._log.refold()

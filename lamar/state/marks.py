@@ -139,15 +139,18 @@ class Marks:
         at = self._last_before(seq)
         return None if at is None else self.marks[at]
 
-    def rewind(self, before: int, lessons: Mapping[str, LessonState],
-               episodes: Mapping[str, EpisodeRecord]) -> Mark | None:
+    def rewind(self, before: int, lessons: Mapping[str, LessonState], episodes: Mapping[str, EpisodeRecord],
+               restored: set[str] | None = None) -> Mark | None:
         """Put the lessons and episode outcomes back as they stood at the last mark before seq
-        `before` and return that mark (the caller restores its sums), or None when there is none."""
+        `before` and return that mark (the caller restores its sums), or None when there is none.
+        The ids of the lessons put back are added to `restored`, when given."""
         marks = self.marks
         at = self._last_before(before)
         if at is None:
             return None
         for mark in reversed(marks[at:]):  # newest first: the oldest copy of each is the one left
+            if restored is not None:
+                restored.update(mark.lessons)
             for exp_id, saved in mark.lessons.items():
                 live = lessons[exp_id]  # in place: the scope index and views hold the live object
                 for name in LessonState.__slots__:

@@ -15,14 +15,17 @@ if TYPE_CHECKING:
 REPLACE_ADVICE = "; pass replace=True to replace that outcome"
 
 
-def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | None, replace: bool) -> bool:
-    """Append the outcome of `episode_id` and fold it; True when the fold refused it.
+def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | None, replace: bool, *,
+                  synced: bool = False) -> bool:
+    """Append the outcome of `episode_id` and fold it; True when the fold refused it. `synced`: the
+    caller folded the log just now, and holds it so that nothing else is written until this returns.
 
     Raises:
         UnknownEpisode: the log has no such episode.
         DuplicateReport: the episode has an outcome and `replace` is False, or it is sealed.
     """
-    log.sync()
+    if not synced:
+        log.sync()
     episode = log.find(episode_id)
     if episode is None:
         raise unknown_episode(episode_id, log.store.location)
@@ -44,7 +47,10 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
         raise advised(DuplicateReport, f"episode {episode_id} was reported by another writer just now",
                       REPLACE_ADVICE) from None
     log.cache.ignored.clear()
-    log.sync()
+    if synced:
+        log.fold_tail([stored])  # the only event since the caller's fold
+    else:
+        log.sync()
     now = log.cache.episodes.get(episode_id)
     return stored.seq in log.cache.ignored or (now is not None and now.outcome_seq < stored.seq)
 

@@ -353,6 +353,15 @@ class FoldedRows(Protocol):
         (unless `force`, not when they are already built under `tuning`)."""
         ...
 
+    def refresh(self, tuning: str, states: Iterable[Any], rewards: tuple[int, float, float], active: int,
+                through: int, *, whole: bool = False) -> bool:
+        """Under `exclusive`, after a write of this object's left the rows stale (a replaced outcome):
+        write `states` (LessonState; `whole`: every lesson's) into their rows, `rewards` (n, mean,
+        m2) and `active` (lessons not retired) as the namespace's, and mark the rows built under
+        `tuning` again. Only when they were built under it before that write and the log ends at
+        seq `through`; False, with nothing written, otherwise (`build` then)."""
+        ...
+
     def settled(self) -> int | None:
         """The seq through which the log is settled (no event at or below it can still commit),
         or None when a write in flight did not end in time."""

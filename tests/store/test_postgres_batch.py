@@ -33,7 +33,8 @@ class MemoryRows:
         self.states: dict[str, LessonState] = {}
         self.shards: list[tuple[int, float, float]] = [(0, 0.0, 0.0)] * SHARDS
         self.active = 0
-        self.batches = self.stale = 0
+        self.batches = self.stale = self.refreshed = 0
+        self.staled: str | None = None  # the tuning the last write left stale (`refresh`)
 
     def build(self, tuning: str, folder: Any, *, force: bool = False) -> None:
         if not force and self.tuning == tuning:
@@ -55,7 +56,22 @@ class MemoryRows:
     def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
         return self._view([s for i, s in self.states.items() if ids is None or i in ids])
 
+    def refresh(self, tuning: str, states: Any, rewards: tuple[int, float, float], active: int, through: int,
+                *, whole: bool = False) -> bool:
+        """As `locks.refresh`: the rows the replacement changed written from the engine's fold, when the
+        last write left rows built under `tuning` stale and the log ends at `through`."""
+        staled, self.staled, states = self.staled, None, [s.copy() for s in states]
+        if staled != tuning or self.tuning is not None or self.settled() != through or (
+                whole and len(states) != len(self.states)) or any(s.experience.id not in self.states for s in states):
+            return False
+        self.states.update((s.experience.id, s) for s in states)
+        self.shards = [rewards] + [(0, 0.0, 0.0)] * (SHARDS - 1)
+        self.active, self.tuning = active, tuning
+        self.refreshed += 1
+        return True
+
     def append(self, events: list[Event], *, strict: bool = False) -> list[Event]:
+        self.staled = None
         if self.tuning is None:  # stale: the log alone, until the engine builds the rows
             return self._log.append(events)
         keys = [f"episode:{e.data.get('episode')}" for e in events if e.kind == "outcome"]
@@ -81,7 +97,7 @@ class MemoryRows:
         self.active = batch.active
         if batch.stale:
             self.stale += 1
-            self.tuning = None
+            self.staled, self.tuning = self.tuning, None
         return written
 
     def settled(self) -> int:
@@ -189,7 +205,7 @@ def _closing(*engines: Lamar) -> Iterator[None]:
 
 
 def test_the_rows_batch_folds_agree_with_the_in_process_fold_on_random_logs() -> None:
-    folded = stale = added_late = 0
+    folded = stale = refreshed = added_late = 0
     for seed in range(40):
         lam, store = _random_log(seed)
         replay = _replay(store.read(0))
@@ -213,9 +229,11 @@ def test_the_rows_batch_folds_agree_with_the_in_process_fold_on_random_logs() ->
             added_late += _added_after_a_retirement(store.read(0))
             folded += store.rows.batches
             stale += store.rows.stale
-    print(f"40 random logs: {folded} writes folded by Batch, {stale} of them left the rows to be built again, "
-          f"{added_late} lessons added after a retirement")
+            refreshed += store.rows.refreshed
+    print(f"40 random logs: {folded} writes folded by Batch, {stale} of them left the rows stale, {refreshed} "
+          f"rewritten from the replacing engine's fold, {added_late} lessons added after a retirement")
     assert folded > 2000 and stale > 10  # replacements happened, and most writes were folded by Batch
+    assert refreshed > stale // 2  # most replacements wrote the rows they changed, not a build
     assert added_late > 10  # the logs exercise the creation rank after a retirement
 
 

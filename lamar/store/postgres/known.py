@@ -28,6 +28,10 @@ class RowsMoved(LamarError):
     """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
 
 
+class Contended(LamarError):
+    """A report's read found outcomes queued for the rows: the report is queued too (`LessonRows._report`)."""
+
+
 class KnownRows:
     """The rows of one namespace as this store object last saw them."""
 
@@ -169,4 +173,4 @@ class KnownRows:
         return self._policies[tuning]
 
 
-__all__ = ["KnownRows", "RowsMoved"]
+__all__ = ["Contended", "KnownRows", "RowsMoved"]

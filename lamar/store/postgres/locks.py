@@ -212,6 +212,69 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
     db.run(run, "build the lesson rows of")
 
 
+# `refresh`, one message: the namespace's row locked first (a log-mode write, which updates it, then
+# waits for this transaction, and the next statement, in a snapshot of its own, sees every event before
+# it), then the rows written in one statement, only where `ok` holds: the rows stale, this session
+# holding the write lock exclusively (`exclusive`, as it did before the write that left them stale:
+# nothing else changed them since), and the log ending at the caller's last event. Each row gets a
+# version it never had (see `build`), so no engine takes its parsed copy of it as current.
+_REFRESH = """BEGIN;
+SELECT pg_advisory_xact_lock(%(lock)s, hashtext(%(ns)s));
+SET LOCAL enable_seqscan = off;
+SELECT FROM lamar_namespaces WHERE namespace = %(ns)s FOR UPDATE;
+WITH ok AS (
+    SELECT nextval('lamar_seq') AS version FROM lamar_namespaces AS n WHERE n.namespace = %(ns)s AND n.folded IS NULL
+        AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock'
+            AND pid = pg_backend_pid() AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND classid = %(lock)s::oid AND objid = hashtext(%(ns)s)::oid AND objsubid = 2)
+        AND (SELECT max(e.seq) FROM lamar_events AS e WHERE e.namespace = %(ns)s) = %(through)s
+        AND (NOT %(whole)s OR (SELECT count(*) FROM lamar_lessons AS l WHERE l.namespace = %(ns)s) = %(count)s)),
+rows AS (
+    UPDATE lamar_lessons AS l SET status = u.status, scope = u.scope, state = u.state,
+        version = greatest(l.version + 1, ok.version)
+    FROM ok, json_to_recordset(%(rows)s::json) AS u(id text, status text, scope jsonb, state text)
+    WHERE l.namespace = %(ns)s AND l.id = u.id RETURNING 1),
+gone AS (DELETE FROM lamar_rewards AS r USING ok WHERE r.namespace = %(ns)s AND r.shard <> 0),
+counts AS (
+    INSERT INTO lamar_rewards AS r (namespace, shard, n, mean, m2, active)
+    SELECT %(ns)s, 0, %(n)s, %(mean)s, %(m2)s, %(active)s FROM ok
+    ON CONFLICT (namespace, shard) DO UPDATE SET n = EXCLUDED.n, mean = EXCLUDED.mean, m2 = EXCLUDED.m2,
+        active = EXCLUDED.active),
+built AS (UPDATE lamar_namespaces AS n SET folded = %(folded)s FROM ok WHERE n.namespace = %(ns)s)
+SELECT (SELECT count(*) FROM ok), (SELECT count(*) FROM rows)"""
+
+
+def refresh(db: Connections, folded: str, rows: str, count: int, rewards: tuple[int, float, float], active: int,
+            through: int, *, whole: bool = False) -> bool:
+    """Write `count` lesson rows (`rows`, as a write sends them; `whole`: every row of the namespace),
+    the reward statistics and the count of lessons not retired, and mark the rows built under `folded`
+    again, in one transaction: the end of `build`, for the rows a replaced outcome changed, without
+    reading or folding the whole log.
+
+    Only while this session holds the write lock exclusively (`exclusive`), the rows are stale and
+    the log ends at seq `through`. False, with nothing written, otherwise: the caller builds the rows.
+    """
+    n, mean, m2 = rewards
+    params = {"lock": ROWS_LOCK, "ns": db.namespace, "through": through, "whole": whole, "count": count,
+              "rows": rows, "n": n, "mean": mean, "m2": m2, "active": active, "folded": folded}
+
+    def run(conn: Connection[Any]) -> bool:
+        cur = db.pg.ClientCursor(conn)  # client-side binding: several statements, one message
+        try:
+            cur.execute(_REFRESH, params)
+            for _ in range(4):
+                cur.nextset()
+            done = bool(cur.fetchone() == (1, count))
+        except BaseException:
+            if not conn.broken:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT" if done else "ROLLBACK")
+        return done
+
+    return db.run(run, "write the lesson rows of")
+
+
 @functools.lru_cache(maxsize=16)
 def built_as(folded: str | None) -> tuple[str | None, float | None]:
     """The rows' `folded` text as (the tuning they were built under, when the oldest erase their
@@ -224,10 +287,24 @@ def built_as(folded: str | None) -> tuple[str | None, float | None]:
     return json.dumps(tuning, sort_keys=True), None if erasing is None else float(erasing)
 
 
+# The erase events whose scrub has not run: the text test spares decoding every other erase
+# event (data is stored compact, `Event.data_json`); the decoded data has the last word.
+_UNSCRUBBED = """SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND seq > %s
+    AND kind = 'erase' AND data LIKE '%%"pending":true%%' ORDER BY seq"""
+
+
+def unscrubbed(db: Connections, after: int) -> list[Event]:
+    """The namespace's erase events above seq `after` still marked pending
+    (`FoldedRows.unscrubbed`): a pass over those events, since no index finds a kind."""
+    found = db.parse(db.run(lambda conn: conn.execute(_UNSCRUBBED, (db.namespace, int(after))).fetchall()))
+    return [e for e in found if e.data.get("pending") is True]
+
+
 def places(db: Connections) -> dict[str, int]:
     """Each lesson row's place in the order the lessons were added, by id (`FoldedRows.places`)."""
     query = "SELECT id, added FROM lamar_lessons WHERE namespace = %s"
     return db.run(lambda conn: {str(i): int(added) for i, added in conn.execute(query, (db.namespace,)).fetchall()})
 
 
-__all__ = ["ADDS_LOCK", "ERASING", "ROWS_LOCK", "Folder", "build", "built_as", "exclusive", "places", "settled"]
+__all__ = ["ADDS_LOCK", "ERASING", "ROWS_LOCK", "Folder", "build", "built_as", "exclusive", "places", "refresh",
+           "settled", "unscrubbed"]

@@ -7,7 +7,7 @@ import itertools
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from lamar.store.postgres import locks
 from lamar.store.postgres.batch import SHARDS, Batch, FoldInputs, empty_write, merge_shards, named
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.inbox import Inbox, Vanished
-from lamar.store.postgres.known import KnownRows, RowsMoved
+from lamar.store.postgres.known import Contended, KnownRows, RowsMoved
 from lamar.store.postgres.locks import ROWS_LOCK
 from lamar.store.postgres.wire import events_json, keyed, result_parts
 
@@ -62,10 +62,6 @@ _LOG_ONE = "SELECT seq FROM lamar_log(%(ns)s, %(lock)s, %(events)s::json) AS seq
 # by the server and prepared once it recurs.
 _VIEW = """SELECT part, id, body, version, n, mean, m2, active FROM lamar_view(%(ns)s, %(ctx)s::jsonb,
     %(scopes)s::jsonb, %(ids)s::text[])"""
-# The erase events whose scrub has not run: the text test spares decoding every other erase
-# event (data is stored compact, `Event.data_json`); the decoded data has the last word.
-_UNSCRUBBED = """SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND seq > %s
-    AND kind = 'erase' AND data LIKE '%%"pending":true%%' ORDER BY seq"""
 _SUBSETS = 8  # most context items whose subsets a recall lists (2**8 scopes), above it rows are matched one by one
 # The locking write, taken after OPTIMISTIC_TRIES conflicts so that a hot lesson cannot starve
 # a writer, reads the same with `locking` true: the namespace's write lock shared and the rows
@@ -120,7 +116,8 @@ class LessonRows:
     outcome the rows cannot fold (a replacement, an episode no key finds) or a write in the log
     mode sets it, and the next engine to read the rows builds them again from the log (`build`),
     under an exclusive lock that every fold-mode write holds shared. A build gives every row a
-    version above any the namespace had, so a write that read the rows before it conflicts.
+    version above any the namespace had, so a write that read the rows before it conflicts. A
+    replacement's engine, which holds that lock meanwhile, writes the rows it changed instead (`refresh`).
 
     Args:
         db: the store's connections.
@@ -142,6 +139,7 @@ class LessonRows:
         # A read that found a row it cannot decode, and the tuning the rows named (see `_view`).
         self._undecodable: tuple[CorruptStore, str | None] | None = None
         self._erasing: float | None = None  # as the last read found it
+        self._staled: str | None = None  # the rows' `folded`, when this object's last write marked them stale
         self._counts = dict.fromkeys(("conflicts", "locked", "unread", "reread", "queued", "combined"), 0)
 
     @property
@@ -223,11 +221,15 @@ class LessonRows:
         return self._erasing  # `FoldedRows.erasing`: from the `folded` text every read gets anyway (`locks.ERASING`)
 
     def unscrubbed(self, after: int = 0) -> list[Event]:
-        """The namespace's erase events above seq `after` still marked pending
-        (`FoldedRows.unscrubbed`): a pass over those events, since no index finds a kind."""
-        ns, db = self._db.namespace, self._db
-        found = db.parse(db.run(lambda conn: conn.execute(_UNSCRUBBED, (ns, int(after))).fetchall()))
-        return [e for e in found if e.data.get("pending") is True]
+        """The namespace's erase events above seq `after` still marked pending (`locks.unscrubbed`)."""
+        return locks.unscrubbed(self._db, after)
+
+    def refresh(self, tuning: str, states: Iterable[LessonState], rewards: tuple[int, float, float], active: int,
+                through: int, *, whole: bool = False) -> bool:
+        """`FoldedRows.refresh`, after this object's last write left rows of `tuning` stale (`locks.refresh`)."""
+        staled, self._staled, rows = self._staled, None, list(states)
+        return staled is not None and locks.built_as(staled)[0] == tuning and locks.refresh(
+            self._db, staled, self._known.rows_json(rows), len(rows), rewards, active, through, whole=whole)
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -250,6 +252,7 @@ class LessonRows:
                 tried once more on a fresh connection first).
         """
         # Retried here, not by the store's `append`: the engine reports through this method too.
+        self._staled = None
         return self._db.retrying(lambda: self._append_once(events, strict))
 
     def _append_once(self, events: list[Event], strict: bool) -> list[Event]:
@@ -295,7 +298,7 @@ class LessonRows:
         attempt, tried = 0, None
         try:
             if queue_now:
-                raise _Contended("the last report here was queued behind others")
+                raise Contended("the last report here was queued behind others")
             if recalled is None:
                 return self._attempt([event], "report", strict)
             if self._saved < _SAVED_LIMIT:
@@ -312,7 +315,7 @@ class LessonRows:
         except RowsMoved:
             self._counts["conflicts"] += 1
             attempt = 1
-        except _Contended:
+        except Contended:
             pass
         if tried == "read":
             self._learn(False)  # read first, and contended all the same: it is queued
@@ -370,7 +373,7 @@ class LessonRows:
     def _transaction(self, events: list[Event], how: str, strict: bool, recalled: FoldInputs | None = None,
                      ticket: int | None = None) -> list[Event] | None:
         """One transaction of a write (see the class docstring), `how`: plain (no rows), recalled
-        (folded from `recalled`, one message), optimistic, report (optimistic, raising _Contended
+        (folded from `recalled`, one message), optimistic, report (optimistic, raising Contended
         if outcomes are queued; its read is compared with `recalled`, when given, to learn whether
         the rows moved since the recall), locking, or combine / combine-locking (the inbox's
         oldest outcomes; None once `ticket` has left the inbox)."""
@@ -407,7 +410,7 @@ class LessonRows:
                         cur.execute("ROLLBACK")  # the locking read began a transaction: nothing to write
                     return None
                 if report and read.inbox:
-                    raise _Contended("reports are queued for these rows")
+                    raise Contended("reports are queued for these rows")
             if how != "plain":
                 if combining:
                     written = [Event("outcome", json.loads(data), key=key, time=at)
@@ -488,11 +491,8 @@ class LessonRows:
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
         write["active"] = batch.active - read.active
         write["stale"] = batch.stale
+        self._staled = read.folded if batch.stale else None
         return out
-
-
-class _Contended(LamarError):
-    """A report's read found outcomes queued for the rows: the report is queued too (`_report`)."""
 
 
 __all__ = ["MOVED", "OPTIMISTIC_TRIES", "SHARDS", "LessonRows", "empty_write"]
