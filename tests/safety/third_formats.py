@@ -99,18 +99,18 @@ def _secrets() -> list[Secret]:
         'slack_sdk.errors.SlackApiError: The request to the Slack API failed. '
         '(url: https://slack.com/api/chat.postMessage)'
         f'\nclient = WebClient(token="{s}")')
-    s = f"https://hooks.slack.com/services/T{_pick(UPPER_ALNUM, 10)}/B{_pick(UPPER_ALNUM, 10)}/{_pick(ALNUM, 24)}"
+    s = f"T{_pick(UPPER_ALNUM, 10)}/B{_pick(UPPER_ALNUM, 10)}/{_pick(ALNUM, 24)}"
     add("Slack incoming webhook URL", "https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks/", s,
         "- name: notify\n  run: curl -X POST -H 'Content-type: application/json' "
-        f"--data '{{\"text\":\"deployed\"}}' {s}")
-    s = f"https://discord.com/api/webhooks/{_digits(19)}/{_pick(B64URL, 68)}"
+        f"--data '{{\"text\":\"deployed\"}}' https://hooks.slack.com/services/{s}")
+    s = f"{_digits(19)}/{_pick(B64URL, 68)}"
     add("Discord webhook URL", "https://discord.com/developers/docs/resources/webhook#execute-webhook", s,
-        f"| alert channel | {s} |")
-    s = (f"https://acme.webhook.office.com/webhookb2/{_uuid()}@{_uuid()}/IncomingWebhook/"
+        f"| alert channel | https://discord.com/api/webhooks/{s} |")
+    s = (f"{_uuid()}@{_uuid()}/IncomingWebhook/"
          f"{_pick(HEX, 32)}/{_uuid()}")
     add("Microsoft Teams incoming webhook URL",
         "https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook",
-        s, f'TEAMS_WEBHOOK_URL="{s}"')
+        s, f'TEAMS_WEBHOOK_URL="https://acme.webhook.office.com/webhookb2/{s}"')
     s = _pick(B64, 40)
     add("AWS secret access key in ~/.aws/credentials",
         "https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html", s,
@@ -181,9 +181,9 @@ def _secrets() -> list[Secret]:
     s = "EAAA" + _pick(B64URL, 60)
     add("Square access token", "https://developer.squareup.com/docs/build-basics/access-tokens", s,
         f"square:\n  environment: production\n  access_token: {s}")
-    s = f"access_token$production${_pick(LOWER_ALNUM, 16)}${_pick(HEX, 32)}"
+    s = f"{_pick(LOWER_ALNUM, 16)}${_pick(HEX, 32)}"
     add("Braintree (PayPal) access token", "https://developer.paypal.com/braintree/docs/guides/client-sdk/setup", s,
-        f'gateway = braintree.BraintreeGateway(access_token="{s}")')
+        f'gateway = braintree.BraintreeGateway(access_token="access_token$production${s}")')
     s = "dapi" + _pick(HEX, 32)
     add("Databricks personal access token", "https://docs.databricks.com/aws/en/dev-tools/auth/pat", s,
         f"[DEFAULT]\nhost = https://dbc-{_pick(HEX, 8)}-{_pick(HEX, 4)}.cloud.databricks.com\ntoken = {s}")
