@@ -70,7 +70,9 @@ ASSIGNMENT = re.compile(
 CLI_FLAG = re.compile(
     # Any long flag ending in a password's name (--http-password, --db-passphrase) but a negation:
     # --no-password takes no value, and the word after it is the next argument.
-    r"""(?<!\S)--(?P<key>(?!no-)(?:[a-z0-9]+-){0,3}(?:password|passwd|passphrase)|pass|token|api-key|apikey|secret"""
+    # So is one ending in "secret" (--access-key-secret, --app-secret), as Alibaba Cloud's CLI takes its key.
+    r"""(?<!\S)--(?P<key>(?!no-)(?:[a-z0-9]+-){0,3}(?:password|passwd|passphrase)"""
+    r"""|(?!no-)(?:[a-z0-9]+-){1,3}secret|pass|token|api-key|apikey|secret"""
     r"""|client-secret|access-token|auth-token|private-key)(?:=|[ \t]+)"""
     r"""(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'`-][^\s"'`]*)""",
     re.IGNORECASE,

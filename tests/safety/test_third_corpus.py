@@ -1,0 +1,30 @@
+"""What the third held-out corpus (tests/safety/third_formats.py) found, kept: each case failed on the rules before.
+
+Run with `-s` to print the corpus's figures; `python tools/third_corpus.py` prints every miss.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lamar.safety import scrub
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("aliyun configure set --access-key-id LTAI5tQ8xYz2Wm4nP7rK9sVb --access-key-secret wE5QwUn07NVT0H33Wp8dCa7uVpy35O",
+     "wE5QwUn07NVT0H33Wp8dCa7uVpy35O"),
+    ("tool login --app-secret=Zq8mN2vX5cB7 --region eu", "Zq8mN2vX5cB7"),
+    ('deploy --shared-secret "k9P2wQ7zR4tY" now', "k9P2wQ7zR4tY"),
+])
+def test_a_long_flag_named_for_a_secret_takes_its_value_away(text: str, secret: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert secret not in cleaned and kinds, cleaned
+
+
+@pytest.mark.parametrize("text", [
+    "kubectl create secret generic db --from-literal=user=app --dry-run=client",
+    "tool --no-secret --verbose",
+    "aliyun configure set --access-key-secret <your-secret> --region cn-hangzhou",
+])
+def test_a_secret_flag_without_a_secret_stays(text: str) -> None:
+    assert scrub(text) == (text, [])
