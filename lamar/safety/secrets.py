@@ -55,7 +55,7 @@ from lamar.safety.files import (
     terraform_kind,
 )
 from lamar.safety.needles import LONG_RUN, Haystack, Needles, holds_key_run, needles
-from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
+from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder, prefix_then_filler
 from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import (
     MATTERMOST_WEBHOOK,
@@ -119,8 +119,12 @@ def _auth_is_harmless(match: re.Match[str]) -> bool:
     return is_placeholder(match.group("secret"))
 
 
+def _filler(match: re.Match[str]) -> bool:
+    return prefix_then_filler(match.group("secret"))  # ghp_xxxx...: a README's stand-in, not a key
+
+
 def _token(kind: str, body: str, flags: int = 0) -> _Rule:
-    return _Rule(kind, re.compile(f"(?P<secret>{body})" + _E, flags), token=True)
+    return _Rule(kind, re.compile(f"(?P<secret>{body})" + _E, flags), _filler, token=True)
 
 
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")

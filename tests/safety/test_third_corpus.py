@@ -28,3 +28,26 @@ def test_a_long_flag_named_for_a_secret_takes_its_value_away(text: str, secret: 
 ])
 def test_a_secret_flag_without_a_secret_stays(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+@pytest.mark.parametrize("text", [
+    "STRIPE_SECRET_KEY=sk_test_...",
+    "OPENAI_API_KEY=sk-...",
+    "OPENAI_API_KEY=sk-…",
+    "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "export NPM_TOKEN=npm_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    "set token: glpat-********************",
+    'let secret = std::env::var("APP_SECRET").expect("APP_SECRET must be set");',
+])
+def test_a_placeholder_written_as_docs_write_one_stays(text: str) -> None:
+    assert scrub(text) == (text, [])
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("STRIPE_SECRET_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx9", "xxxxxxxx9"),
+    ("PASSWORD=hunter2...", "hunter2"),
+])
+def test_a_secret_beside_those_shapes_is_still_redacted(text: str, secret: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert secret not in cleaned and kinds, cleaned
