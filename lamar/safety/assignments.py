@@ -234,6 +234,18 @@ def cookie_is_harmless(match: re.Match[str]) -> bool:
     return not values or all(is_placeholder(value) for value in values)
 
 
+# A cookie's attributes say how it is kept, never what it holds.
+_COOKIE_ATTRIBUTES = {"path", "domain", "max-age", "expires", "samesite", "secure", "httponly", "priority",
+                      "partitioned", "version", "comment"}
+
+
+def plain_cookie_is_harmless(match: re.Match[str]) -> bool:
+    """A Cookie or Set-Cookie header whose every value is a plain word or a placeholder (`theme=dark; Path=/`)."""
+    pairs = [pair.partition("=") for pair in match.group("secret").split(";")]
+    values = [value.strip() for name, _, value in pairs if name.strip().lower() not in _COOKIE_ATTRIBUTES]
+    return all(value and said_is_harmless(value, "secret") for value in values)
+
+
 def name_value_is_harmless(match: re.Match[str]) -> bool:
     return secret_key_kind(match.group("key")) is None or is_placeholder(match.group("secret").strip("\"'"))
 
@@ -318,5 +330,5 @@ __all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_P
            "KEY_NEEDLES", "NAME_VALUE", "NET_USE", "PASS_ARGUMENT", "PROSE", "PROSE_CYRILLIC", "PROSE_FOREIGN",
            "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "WPA_PASSPHRASE", "XML_ELEMENT", "assignment_is_harmless",
            "assignment_kind", "command_is_harmless", "cookie_is_harmless", "cyrillic_is_harmless", "flag_is_harmless",
-           "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless",
-           "prose_kind", "said_is_harmless", "secret_key_kind"]
+           "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "plain_cookie_is_harmless",
+           "prose_is_harmless", "prose_kind", "said_is_harmless", "secret_key_kind"]

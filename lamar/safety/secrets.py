@@ -39,6 +39,7 @@ from lamar.safety.assignments import (
     header_is_harmless,
     name_value_is_harmless,
     name_value_kind,
+    plain_cookie_is_harmless,
     prose_is_harmless,
     prose_kind,
     secret_key_kind,
@@ -271,7 +272,7 @@ RULES: tuple[_Rule, ...] = (
         r"(?i)(?<![/\w-])(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key"
         r"|x-functions-key|ocp-apim-subscription-key|fastly-key)\s*:\s*(?P<secret>[^\s\"',;]{4,})"
     ), _auth_is_harmless),
-    _Rule("cookie", COOKIE),
+    _Rule("cookie", COOKIE, plain_cookie_is_harmless),
     _Rule("cookie", COMMAND_COOKIE, cookie_is_harmless),
     _Rule("url-password", URL_USERINFO, url_password_is_harmless, url_kind),
     _Rule("url-token", URL_QUERY, query_is_harmless),

@@ -38,6 +38,8 @@ def test_a_secret_flag_without_a_secret_stays(text: str) -> None:
     "export NPM_TOKEN=npm_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
     "set token: glpat-********************",
     'let secret = std::env::var("APP_SECRET").expect("APP_SECRET must be set");',
+    "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
+    "Cookie: lang=en; consent=yes",
 ])
 def test_a_placeholder_written_as_docs_write_one_stays(text: str) -> None:
     assert scrub(text) == (text, [])
@@ -47,6 +49,9 @@ def test_a_placeholder_written_as_docs_write_one_stays(text: str) -> None:
     ("STRIPE_SECRET_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
     ("GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx9", "xxxxxxxx9"),
     ("PASSWORD=hunter2...", "hunter2"),
+    ("Set-Cookie: session=9f8a7c6b5d4e3f2a1b0c; Path=/; HttpOnly", "9f8a7c6b5d4e3f2a1b0c"),
+    ("Cookie: theme=dark; sid=Zq8mN2vX5cB7kL0p", "Zq8mN2vX5cB7kL0p"),
+    ("Cookie: auth=letmein", "letmein"),
 ])
 def test_a_secret_beside_those_shapes_is_still_redacted(text: str, secret: str) -> None:
     cleaned, kinds = scrub(text)
