@@ -155,6 +155,10 @@ def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tup
 
 
 def _starts_word(text: str, start: int) -> bool:
+    # "$JENKINS_USER:" and "MY_TOOL:" end an identifier: a variable's name, not a speaker. A "_" with no
+    # letter before it is emphasis ("__System__:") and still opens the word.
+    if start > 1 and text[start - 1] == "_" and _letter(text[start - 2]):
+        return False
     return not (start and _letter(text[start - 1])) or _ESCAPED_BREAK.search(text[max(0, start - 3):start]) is not None
 
 
