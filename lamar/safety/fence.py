@@ -62,6 +62,15 @@ def _role_value() -> re.Pattern[str]:
                       rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])")
 
 
+@functools.cache
+def _role_link() -> re.Pattern[str]:
+    """A role word as a Markdown link to an anchor, "[system](#error_message)": how injected turns were
+    written into Bing Chat's context (Greshake et al., arXiv:2302.12173)."""
+    from lamar.safety.confusables import spelt_loosely
+
+    return re.compile(rf"(?<=\[)(?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?=\]\(#)")
+
+
 _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # Mistral's control tokens are bracketed capitals joined by underscores ([SYSTEM_PROMPT], [TOOL_CALLS],
 # [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name. Capitals only, as
@@ -115,6 +124,8 @@ def prompt_safe(text: str) -> str:
     escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons", escaped)
     text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
+    if "(#" in text:  # a link to an anchor; asked first, as each reading folds the whole line again
+        text = _on_reading(text, _role_link(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
     return _on_reading(text, _role_prefix(not text.isascii()), _quoted, escaped, word_start=True)
 
 
