@@ -9,6 +9,8 @@ import pytest
 
 from lamar import Experience, Lamar
 from lamar.safety import prompt_safe, scrub
+from tests.safety.third_formats import LOOKALIKES, ORDINARY, SECRETS
+from tests.tools import load_tool
 
 
 @pytest.mark.parametrize("text, secret", [
@@ -83,3 +85,15 @@ def test_a_bing_style_role_link_is_marked(text: str) -> None:
 ])
 def test_a_role_word_that_ends_an_identifier_is_no_speaker(text: str, marked: bool) -> None:
     assert ("(quoted)" in prompt_safe(text)) is marked, prompt_safe(text)
+
+
+def test_figures() -> None:
+    tool = load_tool("third_corpus")
+    caught = [case.name for case in SECRETS if tool.secret_caught(case)[0]]
+    fenced = [look.name for look in LOOKALIKES if tool.fenced(look)[0]]
+    changed = [line for line in ORDINARY if scrub(line)[0] != line]
+    marked = [line for line in ORDINARY if prompt_safe(line).count("(quoted)") > line.count("(quoted)")]
+    print(f"\nthird corpus: {len(caught)} of {len(SECRETS)} secret formats, {len(fenced)} of {len(LOOKALIKES)} "
+          f"look-alikes, {len(changed)} of {len(ORDINARY)} ordinary lines changed, {len(marked)} marked")
+    assert len(SECRETS) >= 40 and len(LOOKALIKES) >= 30 and len(ORDINARY) >= 200
+    assert (len(caught), len(fenced), changed, marked) == (len(SECRETS), len(LOOKALIKES), [], [])
