@@ -239,11 +239,16 @@ _COOKIE_ATTRIBUTES = {"path", "domain", "max-age", "expires", "samesite", "secur
                       "partitioned", "version", "comment"}
 
 
+# Longest cookie value read as a word: a session id drawn from lowercase letters alone is longer.
+_COOKIE_WORD = 10
+
+
 def plain_cookie_is_harmless(match: re.Match[str]) -> bool:
-    """A Cookie or Set-Cookie header whose every value is a plain word or a placeholder (`theme=dark; Path=/`)."""
+    """A Cookie or Set-Cookie header whose every value is a short plain word or a placeholder (`theme=dark`)."""
     pairs = [pair.partition("=") for pair in match.group("secret").split(";")]
     values = [value.strip() for name, _, value in pairs if name.strip().lower() not in _COOKIE_ATTRIBUTES]
-    return all(value and said_is_harmless(value, "secret") for value in values)
+    return all(value and (is_placeholder(value) or len(value) <= _COOKIE_WORD and said_is_harmless(value, "secret"))
+               for value in values)
 
 
 def name_value_is_harmless(match: re.Match[str]) -> bool:

@@ -55,6 +55,7 @@ def test_a_placeholder_written_as_docs_write_one_stays(text: str) -> None:
     ("Set-Cookie: session=9f8a7c6b5d4e3f2a1b0c; Path=/; HttpOnly", "9f8a7c6b5d4e3f2a1b0c"),
     ("Cookie: theme=dark; sid=Zq8mN2vX5cB7kL0p", "Zq8mN2vX5cB7kL0p"),
     ("Cookie: auth=letmein", "letmein"),
+    ("Cookie: sid=qwhdkeiruthgnvbspoaleimz", "qwhdkeiruthgnvbspoaleimz"),
 ])
 def test_a_secret_beside_those_shapes_is_still_redacted(text: str, secret: str) -> None:
     cleaned, kinds = scrub(text)
