@@ -246,7 +246,9 @@ _COOKIE_WORD = 10
 def plain_cookie_is_harmless(match: re.Match[str]) -> bool:
     """A Cookie or Set-Cookie header whose every value is a short plain word or a placeholder (`theme=dark`)."""
     pairs = [pair.partition("=") for pair in match.group("secret").split(";")]
-    values = [value.strip() for name, _, value in pairs if name.strip().lower() not in _COOKIE_ATTRIBUTES]
+    # A ";" that ends the header ("theme=dark;") leaves an empty pair, which holds nothing.
+    values = [value.strip() for name, eq, value in pairs
+              if (name.strip() or eq) and name.strip().lower() not in _COOKIE_ATTRIBUTES]
     return all(value and (is_placeholder(value) or len(value) <= _COOKIE_WORD and said_is_harmless(value, "secret"))
                for value in values)
 

@@ -43,6 +43,7 @@ def test_a_secret_flag_without_a_secret_stays(text: str) -> None:
     'let secret = std::env::var("APP_SECRET").expect("APP_SECRET must be set");',
     "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
     "Cookie: lang=en; consent=yes",
+    "Set-Cookie: theme=dark;",
 ])
 def test_a_placeholder_written_as_docs_write_one_stays(text: str) -> None:
     assert scrub(text) == (text, [])
