@@ -49,8 +49,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _start(path: Path, *options: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(path), "--no-browser", *options],
+def _start(path: Path, *options: str, before: str = "") -> tuple[subprocess.Popen[str], str]:
+    """`before`: Python code the server's process runs before the command line does."""
+    run = f"{before}\nimport sys\nfrom lamar.cli import main\nsys.exit(main())"
+    entry = ["-c", run] if before else ["-m", "lamar.cli"]
+    proc = subprocess.Popen([sys.executable, *entry, "ui", "--store", str(path), "--no-browser", *options],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -67,9 +70,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 
 @contextlib.contextmanager
-def serving(path: Path, *options: str) -> Iterator[str]:
+def serving(path: Path, *options: str, before: str = "") -> Iterator[str]:
     """`lamar ui` on the store at `path` for the length of the block; yields its address with the token."""
-    proc, url = _start(path, *options)
+    proc, url = _start(path, *options, before=before)
     try:
         yield url
     finally:
