@@ -17,6 +17,8 @@ from lamar.store.files import lock_failed
 if TYPE_CHECKING:
     from pathlib import Path
 
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
 
 def checked_timeout(timeout: float) -> float:
     """`timeout`, when it is a finite number of seconds >= 0; else an `InvalidArgument` (as SQLite's)."""
@@ -34,7 +36,9 @@ def lock_writers(path: Path, lock: Path, timeout: float) -> int:
             `timeout` seconds.
     """
     try:
-        fd = exclusive(lock, timeout)
+        # Never through a link: the lock's name is foreseeable, and a write notes in it where it starts, so in a
+        # folder others may write a link planted there would have that note written over another file's head.
+        fd = exclusive(lock, timeout, flags=NOFOLLOW)
     except OSError as exc:
         raise StoreError(lock_failed(path, lock, exc)) from exc
     if fd is None:
@@ -207,4 +211,4 @@ def _in_child() -> None:
     _guard.release()  # taken before the fork, by the thread that forked: the child's one thread
 
 
-__all__ = ["checked_timeout", "exclusive", "lock_writers", "shared"]
+__all__ = ["NOFOLLOW", "checked_timeout", "exclusive", "lock_writers", "shared"]

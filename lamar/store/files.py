@@ -75,6 +75,9 @@ def prepare(path: Path, *, beside: int = 0) -> None:
                          "untouched: name a file, or move that one away")
 
 
+# What opening a link with O_NOFOLLOW raises: ELOOP on Linux and macOS, EMLINK on FreeBSD.
+_LINK = (errno.ELOOP, errno.EMLINK)
+
 # The refusals a read-only file, folder or mount (or an immutable file) gives a writer.
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
@@ -95,6 +98,10 @@ def write_failed(path: Path, exc: OSError) -> str:
 
 def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
     """What a JSON store says when its lock file `lock` could not be opened for a write."""
+    if exc.errno in _LINK and os.path.islink(lock):
+        return (f"cannot lock {path}: its lock {lock} is a symbolic link, which a writer never opens (it would "
+                f"write into the file the link names); nothing was written: remove {lock}, and the next write "
+                "makes the lock anew")
     return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{_advice(path, exc)}"
 
 

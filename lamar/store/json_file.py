@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
-from lamar.store.file_lock import checked_timeout, lock_writers
+from lamar.store.file_lock import NOFOLLOW, checked_timeout, lock_writers
 from lamar.store.files import JSON_BESIDE, create_like, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, not_begun, parse, parse_lines
@@ -462,7 +462,7 @@ class JsonStore:
         with self._thread_lock:
             self._check_open()
             try:
-                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)  # as lock_writers opens it
             except OSError as exc:
                 raise StoreError(f"could not save the engine's state beside {self.path}: {exc}") from exc
             try:
