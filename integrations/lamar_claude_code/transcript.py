@@ -353,13 +353,22 @@ def trace_turns(progress: dict[str, Any], session: str, episodes: dict[str, dict
 
 
 def _writer(out: Path) -> TraceWriter:
-    try:
-        os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
-    except OSError as exc:
-        raise StoreError(f"cannot write traces to {out}: {exc.strerror or exc}") from exc
+    # Never through a link: beside a store in a folder others may write, one planted at this foreseeable name
+    # would have the prompts appended into another file. Checked before the writer is made (which follows a
+    # link named to it) and after (it never opens one later).
+    linked = StoreError(f"cannot write traces to {out}: it is a symbolic link, which the hooks never write "
+                        "through; remove it")
+    if out.is_symlink():
+        raise linked
     # Hooks write traces under the state's lock, so another holder of this file's is no hook: a
     # stopped or stuck process, which must cost the traces, not the turn.
-    return TraceWriter(out, timeout=TRACE_WAIT)
+    writer = TraceWriter(out, timeout=TRACE_WAIT)
+    try:  # prompts: the user's eyes only
+        os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    except OSError as exc:
+        raise (linked if out.is_symlink() else StoreError(f"cannot write traces to {out}: {exc.strerror or exc}")) \
+            from exc
+    return writer
 
 
 def held_ids(out: Path, since: Any, kept: Any = None) -> tuple[set[str], int]:

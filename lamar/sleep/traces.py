@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -375,6 +376,12 @@ class TraceWriter:
         from lamar.store.file_lock import checked_timeout
 
         self.path = Path(path).expanduser()
+        # A link named here is followed once, now; the file is then never opened through a link, so one planted
+        # at its name later (in a folder others may write) never has traces appended into another file.
+        self._file = self.path
+        with contextlib.suppress(OSError):  # a path no file can have: the write says so
+            if self.path.is_symlink():
+                self._file = Path(os.path.realpath(self.path))
         self.max_field_chars = max_field_chars
         self.max_line_bytes = max_line_bytes
         self.timeout = checked_timeout(timeout)
@@ -395,7 +402,7 @@ class TraceWriter:
         if data != record.to_dict():
             record = Trace.from_dict(data)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file.parent.mkdir(parents=True, exist_ok=True)
             with self._locked() as handle:
                 try:
                     prefix = _mend_tail(handle, self.path, locked=fcntl is not None)
@@ -406,18 +413,22 @@ class TraceWriter:
         except StoreError:
             raise
         except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(self._file):  # O_NOFOLLOW's refusal
+                raise StoreError(f"cannot append a trace to {self._file}: it is a symbolic link, put there after "
+                                 "this writer was made, which it never writes through; nothing was written: remove "
+                                 "it, or make a writer for the path the link names") from exc
             raise StoreError(f"cannot append a trace to {self.path}: {exc.strerror or exc}") from exc
         return record
 
     def _locked(self) -> BinaryIO:
         """The file open for appending, holding its exclusive lock where there is `flock`."""
         if fcntl is None:  # pragma: no cover - Windows
-            return self.path.open("a+b")
-        from lamar.store.file_lock import exclusive
+            return self._file.open("a+b")
+        from lamar.store.file_lock import NOFOLLOW, exclusive
 
         deadline = time.monotonic() + self.timeout
         while True:
-            fd = exclusive(self.path, max(0.0, deadline - time.monotonic()), flags=os.O_APPEND,
+            fd = exclusive(self._file, max(0.0, deadline - time.monotonic()), flags=os.O_APPEND | NOFOLLOW,
                            mode=0o666)  # as open("a") creates it
             if fd is None:
                 raise advised(StoreError, f"cannot append a trace to {self.path}: another process holds its lock past "
@@ -425,7 +436,7 @@ class TraceWriter:
             # A nightly job moves the file aside to mine it: a write that opened it before the move and
             # got the lock after it would land in the file being mined, after it was read.
             try:
-                if _names(self.path, fd):
+                if _names(self._file, fd):
                     return os.fdopen(fd, "a+b")
             except BaseException:
                 os.close(fd)
