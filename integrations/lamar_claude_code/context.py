@@ -139,8 +139,8 @@ def language_of(folder: Path, is_repo: bool, cache: MutableMapping[str, Any], no
 
 def _tracked_files(repo: Path) -> list[str] | None:
     try:
-        done = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, timeout=5,
-                              check=False)
+        done = subprocess.run(["git", "-C", str(repo), "-c", "core.fsmonitor=false", "ls-files", "-z"],
+                              capture_output=True, timeout=5, check=False)  # as outcomes.git runs it
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:

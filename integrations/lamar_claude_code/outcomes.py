@@ -99,7 +99,10 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def git(repo: str, *args: str, timeout: float = 5.0) -> str | None:
     """stdout of a git command in `repo`, or None when git fails (no repo, no git, a timeout)."""
     try:
-        done = subprocess.run(["git", "-C", repo, *args], capture_output=True, timeout=timeout, check=False)
+        # core.fsmonitor off: it names a command git runs here, and a repository unpacked from someone's archive
+        # brings its own .git/config, which the hooks (and cron) would otherwise run at every event
+        done = subprocess.run(["git", "-C", repo, "-c", "core.fsmonitor=false", *args], capture_output=True,
+                              timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:

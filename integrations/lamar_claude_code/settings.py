@@ -87,7 +87,8 @@ def keep_out_of_git(path: Path) -> str:
 def tracked(path: Path) -> bool:
     """Whether git tracks `path` (a team file: personal paths must not go into it)."""
     try:
-        done = subprocess.run(["git", "-C", str(path.parent), "ls-files", "--error-unmatch", path.name],
+        done = subprocess.run(["git", "-C", str(path.parent), "-c", "core.fsmonitor=false", "ls-files",
+                               "--error-unmatch", path.name],  # as outcomes.git runs it
                               capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
