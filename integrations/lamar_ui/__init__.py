@@ -47,6 +47,13 @@ def default_report_path(location: str) -> Path:
     return path.with_name(path.name + ".sleep-report.json")
 
 
+def _remove_report(report: Path) -> None:
+    """A memory store's report and the private folder `default_report_path` made for it."""
+    with contextlib.suppress(OSError):
+        report.unlink(missing_ok=True)
+        report.parent.rmdir()
+
+
 def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: str | Path | None = None,
           model: str | None = None, traces: str | Sequence[str] | None = None,
           max_model_calls: int | None = None, writer: Callable[[], Lamar] | None = None) -> None:
@@ -62,18 +69,23 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         except OSError as exc:
             raise UsageError(f"cannot make {report_path.parent} for the sleep report ({exc.strerror or exc}): "
                              "pass --report FILE in a folder you can write") from None
-    ui = UI(lam, report_path=report_path, model=model, traces=traces, max_model_calls=max_model_calls,
-            writer=writer)
-    if refusal := report_refusal(ui.report_path):  # said now, not when Run sleep is pressed
-        raise UsageError(f"--report {refusal}")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}): pick another --port, "
-                         "or leave it out for a free one") from None
+        ui = UI(lam, report_path=report_path, model=model, traces=traces, max_model_calls=max_model_calls,
+                writer=writer)
+        if refusal := report_refusal(ui.report_path):  # said now, not when Run sleep is pressed
+            raise UsageError(f"--report {refusal}")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            sock.close()
+            raise UsageError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}): pick another --port, "
+                             "or leave it out for a free one") from None
+    except BaseException:
+        if throwaway:  # the folder made for its report, which no server will remove
+            _remove_report(Path(report_path))
+        raise
     sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
     # proxy_headers off: uvicorn would take X-Forwarded-For from any loopback client as its address, and
@@ -104,10 +116,8 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
             signal.signal(number, signal.SIG_DFL)
         sock.close()
         opened.close()
-        if throwaway:
-            with contextlib.suppress(OSError):  # the report of a store that is gone, and its private folder
-                Path(report_path).unlink(missing_ok=True)
-                Path(report_path).parent.rmdir()
+        if throwaway:  # the report of a store that is gone
+            _remove_report(Path(report_path))
         with contextlib.suppress(OSError):  # stopped by SIGHUP, the terminal may be gone
             print("lamar ui: stopped", file=sys.stderr)
 

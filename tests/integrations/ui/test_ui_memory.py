@@ -175,3 +175,19 @@ def test_a_signal_while_the_event_loop_is_built_waits_for_the_server_to_take_it(
     assert capsys.readouterr().err.endswith("lamar ui: stopped\n")
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # nothing left held
 
+
+
+def test_a_memory_store_that_cannot_be_served_leaves_no_report_folder(tmp_path: Path) -> None:
+    import socket
+
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "lamar.cli", "ui", "--store", ":memory:", "--no-browser",
+                               "--port", str(port)], check=False, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "TMPDIR": str(shared)})
+    assert done.returncode != 0 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert list(shared.iterdir()) == []  # the report's folder made for it is gone with it
