@@ -125,12 +125,16 @@ def refuse_triggers(db: sqlite3.Connection, path: Path) -> None:
     """
     names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")]
     if names:
-        drops = "; ".join(f"DROP TRIGGER {name}" for name in names)
+        import shlex
+
+        # The names are the store's, so anyone's: quoted for SQL and the whole for the shell, the command given
+        # to paste drops the triggers and does nothing else, whatever quotes or semicolons a name holds.
+        drops = "; ".join("DROP TRIGGER \"" + name.replace('"', '""') + '"' for name in names)
         raise CorruptStore(f"{path} holds {'a trigger' if len(names) == 1 else 'triggers'} "
                            f"({', '.join(f'trigger {name}' for name in names)}), and Lamar makes none: a trigger "
                            "can drop or change the events Lamar writes, so the store was left untouched. If you made "
-                           f"it, drop it (sqlite3 {path} '{drops}'); else the file was changed by someone else: "
-                           "restore it from a copy you trust")
+                           f"it, drop it (sqlite3 {shlex.quote(str(path))} {shlex.quote(drops)}); else the file was "
+                           "changed by someone else: restore it from a copy you trust")
 
 
 def _unreadable(path: Path) -> bool:
