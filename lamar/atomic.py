@@ -1,5 +1,5 @@
-"""`replace_file`: a file replaced whole or not at all (temporary file, fsync, rename), and
-`write_output`, the same with a failure that names what was written and says what to do."""
+"""`replace_file`: a file replaced whole or not at all (temporary file, fsync, rename), `write_output`, the same
+with a failure that names what was written and says what to do, and `own_folder`: Lamar's folders are private."""
 
 from __future__ import annotations
 
@@ -10,9 +10,30 @@ import stat
 from pathlib import Path
 
 
+def lamar_home() -> Path:
+    """~/.lamar: the folder Lamar writes reports, logs and the default store into, for this user alone."""
+    return Path.home() / ".lamar"
+
+
+def own_folder(folder: Path) -> None:
+    """Make `folder` (parents too) readable by this user alone: what Lamar keeps there quotes lessons and prompts,
+    and a file made 0600 in it is still listed, and a 0644 one read, by anyone the folder lets in."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def in_lamar_home(path: Path) -> bool:
+    """Whether `path` is in ~/.lamar: there every file Lamar writes is private (0600), whatever wrote it."""
+    try:
+        home, parent = os.path.realpath(lamar_home()), os.path.realpath(path.parent)
+    except (OSError, RuntimeError):  # no home folder to be in
+        return False
+    return parent == home or parent.startswith(home + os.sep)
+
+
 def replace_file(path: Path, data: bytes) -> None:
     """Replace the file at `path` by `data`: a crash, a full disk or a file size limit leaves the
-    file that was there whole (its permissions too), and no temporary copy beside it. A `path`
+    file that was there whole (its permissions too; in ~/.lamar, never readable by others), and no temporary copy
+    beside it. A `path`
     that is a symbolic link has its target replaced, as writing to it would. A device or a pipe
     (`/dev/null`, `/dev/stdout`) is written into: it has no old content to keep whole."""
     try:
@@ -31,6 +52,8 @@ def replace_file(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     try:
         mode = path.stat().st_mode & 0o777 if path.exists() else None
+        if in_lamar_home(path):  # Lamar's own folder: private, even where an older writer left a file open
+            mode = 0o600 if mode is None else mode & 0o700
         # Made with the replaced file's mode: a private file (a sleep report quoting prompts) is
         # never readable by others while its copy is written.
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode), "wb") as handle:
@@ -60,4 +83,4 @@ def write_output(path: Path, text: str, what: str) -> None:
                       "make room or name a file elsewhere, and run again", str(path)) from exc
 
 
-__all__ = ["replace_file", "write_output"]
+__all__ = ["in_lamar_home", "lamar_home", "own_folder", "replace_file", "write_output"]

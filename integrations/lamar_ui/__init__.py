@@ -24,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(needs_extra("lamar_ui needs its web stack", "ui", exc)) from exc
 
 from lamar import Lamar
+from lamar.atomic import own_folder
 from lamar.cli.outputs import report_refusal
 from lamar.cli.session import UsageError
 from lamar_ui.app import UI, create_app
@@ -65,7 +66,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         report_path = default_report_path(lam.store.location)
         # The default's folder (~/.lamar, beside the default store, a temporary one) is Lamar's own: made, not refused.
         try:
-            report_path.parent.mkdir(parents=True, exist_ok=True)
+            own_folder(report_path.parent)  # 0700: the report quotes lessons
         except OSError as exc:
             raise UsageError(f"cannot make {report_path.parent} for the sleep report ({exc.strerror or exc}): "
                              "pass --report FILE in a folder you can write") from None

@@ -66,8 +66,10 @@ def prepare(path: Path, *, beside: int = 0) -> None:
     except OSError as exc:
         raise StoreError(f"cannot open {path}: {exc.strerror or exc}; name another path") from exc
     if mode is None:
+        from lamar.atomic import in_lamar_home, own_folder
+
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            own_folder(path.parent) if in_lamar_home(path) else path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the folder for {path}: {exc}") from exc
     elif not stat.S_ISREG(mode):
@@ -112,7 +114,9 @@ def create_like(new: Path, path: Path) -> int:
     try:
         mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        mode = None
+        from lamar.atomic import in_lamar_home
+
+        mode = 0o600 if in_lamar_home(path) else None  # a new store in ~/.lamar is private, as all there
     # `new` is named after this process, which any user can see: in a folder others may write, a link planted
     # there would have the store's text (and its mode) written through it into another file of this user. So
     # whatever is there goes (a link is removed, never its target) and the file is made new, or not at all.

@@ -392,7 +392,9 @@ def _save(path: Path, folded: Folded, location: str) -> None:
     """Write the cache whole or not at all (a temporary file, then a rename); failing loses nothing."""
     text = folded.to_json(location)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from lamar.atomic import own_folder
+
+        own_folder(path.parent)  # Lamar's own: the fold names lessons and episodes
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".whatif-", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)

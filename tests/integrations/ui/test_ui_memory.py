@@ -191,3 +191,53 @@ def test_a_memory_store_that_cannot_be_served_leaves_no_report_folder(tmp_path: 
                               env={**os.environ, "TMPDIR": str(shared)})
     assert done.returncode != 0 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert list(shared.iterdir()) == []  # the report's folder made for it is gone with it
+
+
+def test_a_database_sleep_report_in_lamar_home_is_readable_by_its_user_alone(tmp_path: Path, postgres_url: str) -> None:
+    """A PostgreSQL store's report goes to ~/.lamar, and quotes lessons: the folder Lamar makes is 0700 and the
+    report Run sleep writes 0600, under a umask that would leave both readable by anyone."""
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("teamfix")
+    with Lamar(namespace_url(postgres_url, namespace)) as lam:
+        lam.add(Experience(precondition="the build fails", action="clear the cache"))
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.Popen(["sh", "-c", 'umask 022; exec "$0" -m lamar.cli ui --store "$1" --no-browser',
+                             sys.executable, namespace_url(postgres_url, namespace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HOME": str(home)})
+    try:
+        assert proc.stdout is not None
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", proc.stdout.readline())
+        assert url is not None
+        _get(url.group(0), "/sleep/run", {})
+        report, = (home / ".lamar").glob("sleep-report-*.json")
+        assert stat.S_IMODE(report.parent.stat().st_mode) == 0o700
+        assert stat.S_IMODE(report.stat().st_mode) == 0o600
+    finally:
+        _stop(proc)
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_every_file_lamar_writes_in_its_home_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rule for whatever writes there: a new file in ~/.lamar is 0600, and one an older writer left readable
+    by others loses that when it is written again; a file the user named elsewhere keeps the umask's mode."""
+    from lamar.atomic import replace_file
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".lamar").mkdir()
+    old = os.umask(0o022)
+    try:
+        replace_file(tmp_path / ".lamar" / "new.json", b"{}")
+        (tmp_path / ".lamar" / "old.json").write_text("{}")
+        (tmp_path / ".lamar" / "old.json").chmod(0o644)
+        replace_file(tmp_path / ".lamar" / "old.json", b"{}")
+        replace_file(tmp_path / "mine.json", b"{}")
+        with Lamar(str(tmp_path / ".lamar" / "experience.json")) as lam:
+            lam.add(Experience(precondition="the build fails", action="clear the cache"))
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / ".lamar").iterdir() if p.is_file()}
+    assert modes["new.json"] == modes["old.json"] == modes["experience.json"] == 0o600, modes
+    assert stat.S_IMODE((tmp_path / "mine.json").stat().st_mode) == 0o644
