@@ -133,4 +133,52 @@ def create_like(new: Path, path: Path) -> int:
     return fd
 
 
-__all__ = ["JSON_BESIDE", "create_like", "file_kind", "head_kind", "lock_failed", "prepare", "write_failed"]
+def now_at(path: Path, ino: int, dev: int | None) -> tuple[str | None, bool]:
+    """Where the file opened at `path` (inode `ino` on device `dev`) is now, and whether it is known deleted:
+    through a descriptor this process holds on it (Linux's /proc names its path, or its link count says it is
+    gone), else by a file of that inode in the same folder (a rename there); (None, False) when unknown."""
+    fds = "/proc/self/fd"
+    with contextlib.suppress(OSError):
+        for name in os.listdir(fds):
+            try:
+                found = os.stat(f"{fds}/{name}")
+                if found.st_ino != ino or (dev is not None and found.st_dev != dev):
+                    continue
+                if found.st_nlink == 0:
+                    return None, True
+                return os.readlink(f"{fds}/{name}"), False
+            except OSError:
+                continue
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        here = os.stat(path.parent).st_dev if dev is None else dev
+        for entry in entries:
+            if entry.inode() == ino and entry.stat(follow_symlinks=False).st_dev == here and entry.is_file():
+                return entry.path, False
+    return None, False
+
+
+def gone(path: Path, ino: int, dev: int | None = None, *, wal: bool = False) -> str:
+    """What a store says when its file (inode `ino`) is no longer at `path`: moved or renamed (where to, when the
+    OS tells), deleted, or either; `wal`: a SQLite store, whose latest writes a rename may leave behind. Opening
+    `path` again would start a new, empty store there, which looks like the lessons were lost; so each says what
+    keeps them."""
+    new, deleted = now_at(path, ino, dev)
+    empty = f"opening {path} again would start a new, empty store there, without its lessons"
+    if new is not None and new != str(path) and wal and os.path.exists(f"{path}-wal"):
+        # SQLite keeps the latest writes in a file named after the path, which a rename of the store leaves behind
+        return (f"{path} was moved or renamed to {new} while open; nothing was read or written: its latest writes "
+                f"are still in {path}-wal, beside the old name, so move it back to {path} and open the store again "
+                f"({empty}); to rename a store, first stop every process that has it open")
+    if new is not None and new != str(path):
+        return (f"{path} was moved or renamed to {new} while open; nothing was read or written: open the store at "
+                f"{new}, or move it back to {path} and open the store again ({empty})")
+    if deleted:
+        return (f"{path} was deleted while open; nothing was read or written: restore it from a backup to {path}, "
+                f"then open the store again (without one, {empty})")
+    return (f"{path} was deleted, moved or renamed while open; nothing was read or written: if it was moved, open "
+            f"the store at its new path, or move it back and open the store again; else restore it from a backup "
+            f"({empty})")
+
+
+__all__ = ["JSON_BESIDE", "create_like", "file_kind", "gone", "head_kind", "lock_failed", "now_at", "prepare",
+           "write_failed"]

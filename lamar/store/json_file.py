@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
 from lamar.store.file_lock import NOFOLLOW, checked_timeout, lock_writers
-from lamar.store.files import JSON_BESIDE, create_like, prepare, write_failed
+from lamar.store.files import JSON_BESIDE, create_like, gone, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, not_begun, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -102,8 +102,7 @@ class JsonStore:
             st = os.stat(self.path)
         except FileNotFoundError:
             if self._stamp is not None:
-                raise StoreError(f"{self.path} was deleted while open; nothing was read or written: restore it from "
-                                 "a backup, or open the store again to start a new one at that path") from None
+                raise StoreError(gone(self.path, self._stamp[0])) from None
             return
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc

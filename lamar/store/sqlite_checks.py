@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lamar._errors import CorruptStore, StoreError, advised
 from lamar.store import base
-from lamar.store.files import file_kind
+from lamar.store.files import file_kind, gone, now_at
 
 
 def event_crc(kind: str, key: str | None, time: float, data: str) -> int:
@@ -37,11 +37,12 @@ def moved_away(path: Path, opened: tuple[int, int] | None) -> str | None:
     now = file_identity(path)
     if now == opened:
         return None
-    if now is None:
-        return (f"{path} was deleted while open; nothing was read or written: restore it from a backup, "
-                "or open the store again to start a new one at that path")
+    if now is None:  # so `opened` is not
+        return gone(path, opened[1], opened[0], wal=True) if opened else f"{path} is gone"
+    new = None if opened is None else now_at(path, opened[1], opened[0])[0]
+    kept = f"; the file that was open, with its lessons, is now at {new}" if new is not None else ""
     return (f"{path} was replaced by another file while open; nothing was read or written: open the store "
-            "again to use the file now at that path")
+            f"again to use the file now at that path{kept}")
 
 
 def wal_size(path: object) -> int:

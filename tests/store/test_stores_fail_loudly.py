@@ -477,13 +477,57 @@ def test_a_sqlite_store_deleted_or_replaced_while_open_refuses_to_read(tmp_path:
     if how == "replaced":
         _written(tmp_path / "other" / "s.db", 2)
         (tmp_path / "other" / "s.db").rename(path)
-    said = ("deleted while open; nothing was read or written: restore it from a backup, or open the store "
-            "again to start a new one at that path") if how == "deleted" else (
+    said = (f"deleted while open; nothing was read or written: restore it from a backup to {path}, then open the "
+            f"store again (without one, opening {path} again would start a new, empty store there, without its "
+            "lessons)") if how == "deleted" else (
             "replaced by another file while open; nothing was read or written: open the store again to use "
             "the file now at that path")
     for read in (lam.stats, lam.experiences, lambda: lam.store.read(0), lam.store.episodes):
         with pytest.raises(StoreError, match=re.escape(f"{path} was {said}")):
             read()
+    lam.close()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".db"])
+@pytest.mark.parametrize("where", ["renamed", "moved"])
+def test_a_file_store_renamed_or_moved_while_open_says_where_its_lessons_are(tmp_path: Path, suffix: str,
+                                                                           where: str) -> None:
+    # It said the file was deleted and to open the store again to start a new one at that path: a team that did
+    # so after `mv proto.db` worked on in an empty store while the lessons sat in the renamed file.
+    path = tmp_path / f"proto{suffix}"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    (tmp_path / "old").mkdir()
+    new = tmp_path / (f"proto-old{suffix}" if where == "renamed" else f"old/proto{suffix}")
+    path.rename(new)
+    if suffix == ".json" and where == "moved":  # no handle held, and not in the folder: where to is not known
+        said = f"{path} was deleted, moved or renamed while open; nothing was read or written: if it was moved"
+    elif suffix == ".db":  # the latest writes are in proto.db-wal, which the rename left behind
+        said = (f"{path} was moved or renamed to {new} while open; nothing was read or written: its latest writes "
+                f"are still in {path}-wal, beside the old name, so move it back to {path} and open the store again")
+    else:
+        said = (f"{path} was moved or renamed to {new} while open; nothing was read or written: open the store at "
+                f"{new}, or move it back to {path} and open the store again (opening {path} again would start a new, "
+                "empty store there, without its lessons)")
+    with pytest.raises(StoreError, match=re.escape(said)):
+        lam.stats()
+    lam.close()
+    if suffix == ".db":
+        new.rename(path)  # as it says
+        new = path
+    with Lamar(str(new)) as moved:
+        assert len(moved.experiences()) == 1
+
+
+def test_a_sqlite_store_replaced_while_open_says_where_the_file_that_was_open_is(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    path.rename(tmp_path / "kept.db")
+    _written(tmp_path / "other" / "s.db", 2)
+    (tmp_path / "other" / "s.db").rename(path)
+    with pytest.raises(StoreError, match=re.escape(f"with its lessons, is now at {tmp_path / 'kept.db'}")):
+        lam.stats()
     lam.close()
 
 

@@ -104,7 +104,7 @@ async def test_a_json_store_deleted_while_the_server_runs_says_to_tell_the_user(
         store.unlink()
         gone = await session.call_tool("lessons", {})
     said = gone.content[0].text
-    assert gone.is_error and "was deleted while open" in said, said
+    assert gone.is_error and "was deleted, moved or renamed while open" in said, said
     assert "restore it from a backup" in said and "tell the user" in said and "restarting this MCP server" in said
 
 
