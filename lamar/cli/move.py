@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from lamar._errors import StoreError
+from lamar._errors import EventConflict, StoreError
 from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json, plural
 from lamar.cli.session import UsageError, is_file_location, open_raw, store_location, store_source
@@ -42,7 +42,20 @@ def _copy(source: Store, target: Store, *, append: bool) -> TransferResult:
             f"{target.location} already holds {plural(existing, 'event')}: choose {fresh}, or pass --append "
             "to add these events after them"
         )
-    return transfer(source, target, append=append)
+    try:
+        return transfer(source, target, append=append)
+    except EventConflict as exc:
+        if not append:
+            raise
+        # --append puts one store's history after another's; it never merges two that share events, whose
+        # reports would then count twice in the lessons' evidence. So the usual cause is named, and the ways out.
+        raise EventConflict(
+            f"{exc}; nothing was written. {target.location} already holds events of {source.location}: it was "
+            "imported there before, or both stores began as one copy. --append adds a store's events after "
+            "another's and never merges two that share some. If it was imported before, there is nothing to do; "
+            "to start over, import into a new store (without --append); to add the lessons only one of them "
+            "holds, `lamar add --from FILE` them into the other"
+        ) from None
 
 
 def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:

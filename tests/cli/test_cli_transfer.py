@@ -315,3 +315,20 @@ def test_a_copy_says_what_an_agent_wrote_to_the_source_while_it_ran(run_cli, tmp
     agent.close()
     quiet = run_cli("export", "--store", source, "--out", tmp_path / "quiet.db")
     assert quiet.returncode == 0 and "note:" not in quiet.stderr, quiet.stderr
+
+
+@pytest.mark.parametrize("target_name", ["target.db", "target.json"])
+def test_appending_a_store_that_shares_events_with_the_target_says_what_to_do(run_cli, tmp_path, target_name):
+    # It said only "experience ... is already in ...": a team that imported their prototype twice, or a copy
+    # of their shared store, was left to guess.
+    source = tmp_path / "proto.db"
+    with Lamar(str(source)) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+    target = tmp_path / target_name
+    assert run_cli("import", source, "--store", target).returncode == 0
+    before = records(target)
+    again = run_cli("import", source, "--store", target, "--append")
+    assert again.returncode in (1, 2) and "nothing was written" in again.stderr, again.stderr
+    assert "imported there before, or both stores began as one copy" in again.stderr
+    assert "import into a new store (without --append)" in again.stderr and "lamar add --from" in again.stderr
+    assert records(target) == before
