@@ -89,6 +89,20 @@ class Event:
         return out
 
 
+class UnknownKind(CorruptStore):
+    """An event of a kind this Lamar does not know, which a newer Lamar writes: the way on is to upgrade,
+    since an edit, or a backup put back, loses what that Lamar wrote."""
+
+    def __init__(self, kind: str, where: str = "an event") -> None:
+        self.kind, self.where = kind, where
+        super().__init__(f"{where} is of the kind {kind!r}, which this Lamar does not know: a newer Lamar wrote it. "
+                         "Upgrade lamar (pip install -U lamar) to open this store; it was left untouched")
+
+    def at(self, place: str) -> UnknownKind:
+        """The same refusal, its place named first (the store's path or URL)."""
+        return UnknownKind(self.kind, f"{place}: {self.where}")
+
+
 def stored_problem(event: Event) -> str | None:
     """What no write through the API could have stored in `event`, as read back from a store (a
     kind no release wrote, an outcome's reward that is not a number in [-1, 1], an episode's
@@ -299,6 +313,8 @@ def event_of(row: StoredText, decode: Callable[[str, str], Any] = lambda _kind, 
     Raises:
         CorruptStore: what is wrong with it, for the store to name itself in.
     """
+    if row.kind not in EVENT_KINDS:
+        raise UnknownKind(row.kind, f"event {row.seq}")
     try:
         event = Event.stored(row.seq, row.kind, row.key, row.time, decode(row.kind, row.data))
     except (ValueError, TypeError) as exc:

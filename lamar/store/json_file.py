@@ -19,7 +19,7 @@ from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
 from lamar.store.file_lock import NOFOLLOW, checked_timeout, lock_writers
 from lamar.store.files import JSON_BESIDE, create_like, gone, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
-from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, not_begun, parse, parse_lines
+from lamar.store.json_format import FORMAT, VERSION, encode, event_at, lines_of, not_begun, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
 from lamar.store.json_index import save as save_index
@@ -219,11 +219,8 @@ class JsonStore:
         raise StoreError(f"{self.path} keeps being replaced while read; try again")
 
     def _event_at(self, line: bytes, offset: int) -> Event:
-        try:
-            return event_of(line.rstrip(b"\n"))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptStore(f"{self.path}: the line at byte {offset} is not a valid event ({exc}); "
-                               "the file was left untouched (was it edited by hand?)") from exc
+        return event_at(line.rstrip(b"\n"), f"{self.path}: the line at byte {offset}",
+                        "the file was left untouched (was it edited by hand?)")
 
     def _head(self) -> Event | None:
         """The log's first event (None in an empty log), read where the index says it is."""

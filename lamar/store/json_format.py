@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lamar._errors import CorruptStore, StoreError
-from lamar.store.base import EVENT_KINDS, NESTED, Event, stored_problem
+from lamar.store.base import EVENT_KINDS, NESTED, Event, UnknownKind, stored_problem
 from lamar.store.decode import SPACED, EventDecoder, no_cycle_collection
 from lamar.store.files import head_kind
 
@@ -79,6 +79,8 @@ class LineDecoder:
                              'by hand: after a deliberate edit, delete the line\'s "crc" field)')
         text = line.decode("utf-8")
         head = _HEAD.match(text)
+        if head is not None and head[2] not in EVENT_KINDS:
+            raise UnknownKind(head[2])
         event = None
         if head is not None and head[2] in EVENT_KINDS and text.endswith("}"):
             # Between the head and the line's tail (the checksum field, or the closing brace)
@@ -106,6 +108,17 @@ def event_of(line: bytes) -> Event:
         ValueError, KeyError, TypeError: saying what is wrong.
     """
     return LineDecoder()(line)
+
+
+def event_at(line: bytes, place: str, advice: str) -> Event:
+    """The event on a line (`event_of`), refused as `CorruptStore` naming `place`, with `advice`
+    unless a newer Lamar wrote it (then the advice is to upgrade)."""
+    try:
+        return event_of(line)
+    except UnknownKind as exc:
+        raise exc.at(place) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptStore(f"{place} is not a valid event ({exc}); {advice}") from exc
 
 
 def lines_of(events: Sequence[Event], at: int, path: Path) -> tuple[bytes, list[int]]:
@@ -165,6 +178,8 @@ def parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int,
         for number, line in enumerate(raw[:end].split(b"\n")[:-1], start=first_line + 1):
             try:
                 event = event_of(line)
+            except UnknownKind as exc:
+                raise exc.at(f"{path}: line {number}") from None
             except (KeyError, TypeError, ValueError) as exc:
                 raise _not_utf8(line, path, at=pos, line=number) or CorruptStore(
                     f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
@@ -242,4 +257,5 @@ def _json_lines(raw: bytes) -> bool:
         return False
 
 
-__all__ = ["FORMAT", "VERSION", "LineDecoder", "checked", "encode", "event_of", "lines_of", "parse", "parse_lines"]
+__all__ = ["FORMAT", "VERSION", "LineDecoder", "checked", "encode", "event_at", "event_of", "lines_of", "parse",
+           "parse_lines"]

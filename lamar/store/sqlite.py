@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store import episode_rows, files, held, sqlite_checks, sqlite_read_only, sqlite_scrub
+from lamar.store import base, episode_rows, files, held, sqlite_checks, sqlite_read_only, sqlite_scrub
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.episode_sums import Damaged
@@ -329,6 +329,8 @@ class SqliteStore:
         decode = EventDecoder()
         try:
             return [event_of(row, decode) for row in rows]
+        except base.UnknownKind as exc:  # a newer Lamar's event: the way on is to upgrade, not a backup
+            raise exc.at(str(self.path)) from None
         except CorruptStore as exc:
             raise self._corrupt(str(exc)) from exc.__cause__
 

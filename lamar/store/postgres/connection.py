@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.extras import needs_extra
-from lamar.store.base import Event, closed_store, stored_problem
+from lamar.store.base import EVENT_KINDS, Event, UnknownKind, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.postgres import server_errors
 from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
@@ -298,6 +298,10 @@ class Connections:
         """Events from rows of (seq, kind, key, time, data), each holding what the API could have
         written: a row edited by hand (a reward of "nan" or 2) is refused, not folded into evidence."""
         decode = EventDecoder()
+        rows = list(rows)
+        unknown = next(((s, k) for s, k, *_ in rows if k not in EVENT_KINDS), None)
+        if unknown is not None:
+            raise UnknownKind(unknown[1], f"{self.location}: event {unknown[0]}")
         try:
             with no_cycle_collection():
                 events = [Event.stored(s, k, key, t, decode(k, d)) for s, k, key, t, d in rows]
