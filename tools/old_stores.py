@@ -56,7 +56,9 @@ def workload(path: str, episodes: int) -> dict[str, list[str]]:
     lam.apply(lam.sleep())
     secret = lam.add(Experience("a secret leaks", "rotate the key sk-12345", scope=Scope(task="deploy-acme")))
     lam.erase(secret, by="upgrade")
-    Path(path + ".sleep.json").write_text(json.dumps(lam.sleep().to_dict()))
+    kept = lam.sleep().to_dict()
+    if "://" not in path:  # a PostgreSQL URL names no file to keep it beside
+        Path(path + ".sleep.json").write_text(json.dumps(kept))
     for _ in range(20):
         lam.report(lam.recall(CONTEXT).episode_id, 1.0 if rng.random() < 0.5 else -0.6)
     lam.close()
