@@ -3,6 +3,7 @@ flag contradictions, promote proven candidates."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -72,7 +73,7 @@ def consolidate(lam: SleepView, *, similarity: float = NEAR_DUPLICATE) -> list[P
         # In the order the lessons were added, not by evidence: a contradiction's id is made from its
         # lessons in order, and an acknowledged one must keep its id while their evidence moves.
         keepers = sorted((c[0] for c in clusters), key=lambda e: added[e.id])
-        contradictions += _contradictions(keepers, evidence, similarity, snapshot)
+        contradictions += _contradictions(keepers, evidence, similarity, snapshot, lam.applied)
     return retire + merges + contradictions + promote
 
 
@@ -115,7 +116,7 @@ def _merge(cluster: list[Experience], threshold: float, snapshot: Snapshot) -> P
 
 
 def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], threshold: float,
-                    snapshot: Snapshot) -> list[Proposal]:
+                    snapshot: Snapshot, applied: Callable[[str], bool]) -> list[Proposal]:
     """Lessons for the same situation (preconditions alike) that prescribe different actions.
 
     A lesson imported from a rules file has the project (and the rule's heading), or the condition the
@@ -140,10 +141,11 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
     for exps in situations:
         if len(exps) < 2:
             continue
-        ids = [e.id for e in exps]
-        helps = [i for i in ids if evidence[i].verdict is Verdict.HELPS]
+        helps = [e.id for e in exps if evidence[e.id].verdict is Verdict.HELPS]
         if len(helps) == 1:
             continue  # settled: one side proven to help, the others not
+        exps = _as_answered(exps, applied)
+        ids = [e.id for e in exps]
         ev_map, expect = snapshot(ids)
         sides = "; ".join(f"{e.id}: {e.action!r} ({_measure(evidence[e.id])})" for e in exps)
         out.append(Proposal(
@@ -153,6 +155,19 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
             evidence=ev_map, expect=expect))
     return out
 
+
+def _as_answered(exps: list[Experience], applied: Callable[[str], bool]) -> list[Experience]:
+    """The lessons in the order a store's answer to their contradiction lists them, else as given.
+
+    The same lessons in any order are one contradiction, so an answer a store holds under another order
+    of them stands; up to four sides are looked for (24 orders).
+    """
+    if len(exps) > 4 or applied(Proposal.make_id("contradiction", [e.id for e in exps])):
+        return exps
+    for order in itertools.permutations(exps):
+        if applied(Proposal.make_id("contradiction", [e.id for e in order])):
+            return list(order)
+    return exps
 
 
 def _measure(ev: Evidence) -> str:

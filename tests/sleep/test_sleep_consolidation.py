@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -372,3 +373,21 @@ def test_an_acknowledged_contradiction_keeps_its_id_as_its_lessons_evidence_move
     again = lam.sleep()
     assert [p.id for p in again.of_kind("contradiction")] == [acknowledged.id]
     assert lam.would_skip(again) == {acknowledged.id: "already applied"}
+
+
+def test_a_contradiction_acknowledged_with_its_lessons_in_another_order_is_not_asked_again() -> None:
+    # A store's acknowledgement names the contradiction by an id that listed its lessons by evidence, the
+    # later-added one first; sleep lists them in the order they were added, and must still see it answered.
+    lam = Lamar(":memory:", k=1, seed=2, holdout=0.3)
+    first = lam.add(Experience("the deploy fails", "roll back the release", scope=Scope(project="api")))
+    second = lam.add(Experience("the deploy fails", "restart the workers", scope=Scope(project="api")))
+    report = lam.sleep()
+    (proposal,) = report.of_kind("contradiction")
+    assert list(proposal.experience_ids) == [first, second]
+    reordered = dataclasses.replace(proposal, id=Proposal.make_id("contradiction", [second, first]),
+                                    experience_ids=(second, first))
+    answered = dataclasses.replace(report, proposals=[reordered])
+    assert lam.apply(answered).applied == [reordered.id]
+    again = lam.sleep()
+    assert [p.id for p in again.of_kind("contradiction")] == [reordered.id]
+    assert lam.would_skip(again) == {reordered.id: "already applied"}
