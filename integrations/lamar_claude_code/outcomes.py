@@ -12,11 +12,12 @@ from typing import Any
 
 CORRECTION_RULES: tuple[str, ...] = (
     # A polite "no" that lets the answer stand ("no worries", "no, that's fine") moves on.
-    (r"(?i)^\W*(?:no|nope|nah)\b(?!\W*(?:worries|problem|probs?|need|rush|biggie|thanks|thank\s+you)\b)"
+    (r"(?i)^\W*(?:no|nope|nah)\b(?!\W*(?:worries|problem|probs?|need|rush|biggie|thanks|thank\s+you|all\s+good)\b)"
      r"(?!\W*(?:that|it)(?:'s|\s+is|\s+was)\s+(?:fine|ok|okay|good|great|perfect|alright|all\s+right)\b)"),
-    r"(?i)^\W*(?:please\s+)?(?:wrong|incorrect|stop|undo|revert|roll\s*back|don'?t|do\s+not)\b",
+    # "don't worry about ..." lets the answer stand, as "no worries" does.
+    r"(?i)^\W*(?:please\s+)?(?:wrong|incorrect|stop|undo|revert|roll\s*back|(?:don'?t|do\s+not)(?!\s+worry\b))\b",
     r"(?i)^\W*(?:try\s+(?:it\s+|that\s+|this\s+)?again|I\s+said)\b",
-    r"(?i)\b(?:failing|broken|crashing)\s+(?:now|again)\s*(?:[.!?]|$)",  # not "add a test failing now and ..."
+    r"(?i)(?<!\bnot\s)\b(?:failing|broken|crashing)\s+(?:now|again)\s*(?:[.!?]|$)",  # not "... failing now and ..."
     r"(?i)\bstill\s+(?:does\s*n[o']?t|do\s*n[o']?t|wo\s*n[o']?t|can'?t)\s+(?:compile|build|run|pass|load|start)\b",
     r"(?i)\byou\s+(?:deleted|removed|overwrote|wiped|lost)\s+(?:my|our)\b",
     r"(?i)\b(?:undo|revert|roll\s*back|back\s*out)\s+(?:that|this|it|those|these|the\s+(?:change|edit|last))",

@@ -82,6 +82,12 @@ def test_followup_rules(previous: str, prompt: str, signal: str) -> None:
     ("please don't touch cart.py", "corrected"),
     ("you deleted my function!", "corrected"),
     ("add a test that is failing now and fix it", "accepted"),
+    ("don't worry about the docs, now add the field", "accepted"),
+    ("Do not worry about it. Now the footer", "accepted"),
+    ("nah, all good", "accepted"),
+    ("add a retry so the job is not failing now", "accepted"),
+    ("don't, put it in the header", "corrected"),
+    ("no, not all good: the footer moved", "corrected"),
 ])
 def test_what_a_user_types_after_an_answer_reads_as_they_mean_it(prompt: str, signal: str) -> None:
     assert read_followup("add a discount code field to the checkout", prompt)[0] == signal
