@@ -208,7 +208,9 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print(f"  dropped: {shorten(dropped.reason, 100)}")
     if done:  # counted, so that nothing is left out unsaid
         print(f"{plural(len(done), 'proposal')} already applied, not listed")
-    if args.out is not None and not listed:  # review and apply would only say there is nothing to do
+    if args.out is not None and not listed and done:  # review would only name them as applied
+        print(f"saved to {args.out}; nothing to review or apply: every proposal is already applied")
+    elif args.out is not None and not listed:  # review and apply would only say there is nothing to do
         print(f"saved to {args.out}; nothing to review or apply: no lesson has the evidence or the twin a "
               "proposal needs yet (run sleep again as outcomes come in)")
     elif args.out is not None:

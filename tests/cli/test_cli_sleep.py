@@ -53,6 +53,20 @@ def test_sleep_with_nothing_to_propose_asks_for_no_review(lamar_cli, tmp_path):
     assert "next: lamar review" not in out.stdout and "nothing to review or apply" in out.stdout, out.stdout
 
 
+def test_sleep_whose_proposals_are_all_applied_says_so_not_that_evidence_is_missing(lamar_cli, tmp_path):
+    # An acknowledged contradiction is proposed each night and left out as already applied; the line said no
+    # lesson had the evidence or the twin a proposal needs, of a store that had just proposed one.
+    store = tmp_path / "answered.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the deploy fails", "roll back the release"))
+        lam.add(Experience("the deploy fails", "restart the workers"))
+        assert len(lam.apply(lam.sleep()).applied) == 1
+    out = lamar_cli("sleep", "--store", store, "--out", tmp_path / "r.json")
+    assert out.returncode == 0 and "1 proposal already applied, not listed" in out.stdout, out.stdout + out.stderr
+    assert "nothing to review or apply: every proposal is already applied" in out.stdout, out.stdout
+    assert "evidence or the twin" not in out.stdout, out.stdout
+
+
 def test_sleep_proposes_without_writing(lamar_cli, store, ids, tmp_path, strict_json):
     before = digest(store)
     out = lamar_cli("sleep", "--store", store, "--out", tmp_path / "r.json")
