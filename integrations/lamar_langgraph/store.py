@@ -14,7 +14,7 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from lamar import CorruptStore, EventConflict, InvalidArgument, LamarError, StoreError
 from lamar.store import Event
-from lamar.store.base import check_appendable, storable_key
+from lamar.store.appendable import check_appendable, storable_key
 from lamar_langgraph.bakery import BakeryLock, seconds
 
 _HEAD = "head"

@@ -16,7 +16,8 @@ from lamar.policy.fold import ERASED, erased_lesson, erased_note, erased_text
 from lamar.state.cache import FoldCache
 from lamar.state.snapshot import EPISODE_FIELDS
 from lamar.store import base
-from lamar.store.base import ErasableStore, Event, KeyedStore, Store, check_appendable, folded_rows
+from lamar.store.appendable import check_appendable
+from lamar.store.base import ErasableStore, Event, KeyedStore, Store, folded_rows
 
 if TYPE_CHECKING:
     from lamar.state.follower import Follower

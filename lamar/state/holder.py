@@ -19,7 +19,8 @@ from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, unknown_episode, write_outcome
 from lamar.state.pending import settle
 from lamar.state.saved import tuning_of
-from lamar.store.base import Event, FoldedRows, KeyedStore, RowsView, Store, folded_rows, storable_key
+from lamar.store.appendable import storable_key
+from lamar.store.base import Event, FoldedRows, KeyedStore, RowsView, Store, folded_rows
 
 # The fold mode: a recall applies the pending policy (which needs a fold of the log) at most
 # once in this many seconds, or in a quarter of `pending_after` if that is shorter.

@@ -15,7 +15,8 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
+from lamar.store.appendable import check_appendable
+from lamar.store.base import Event, closed_store, scrubbed_log
 from lamar.store.file_lock import NOFOLLOW, checked_timeout, lock_writers
 from lamar.store.files import JSON_BESIDE, create_like, gone, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids

@@ -13,7 +13,8 @@ from typing import TypeVar
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
 from lamar.store import base, episode_rows, files, held, sqlite_checks, sqlite_read_only, sqlite_scrub
-from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
+from lamar.store.appendable import check_appendable, storable_key
+from lamar.store.base import Event, StoredText, closed_store, event_of
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.episode_sums import Damaged
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size

@@ -10,7 +10,8 @@ import pytest
 
 from lamar import InvalidEvent
 from lamar.storable import storable_problem
-from lamar.store.base import Event, check_appendable
+from lamar.store.appendable import check_appendable
+from lamar.store.base import Event
 
 
 @pytest.mark.parametrize("data", [

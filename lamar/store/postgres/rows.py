@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import CorruptStore, LamarError, StoreError, UnknownEpisode
 from lamar.policy import fold
 from lamar.policy.lesson import LessonState
-from lamar.store.base import LESSON_KINDS, Event, RowsView, storable_key
+from lamar.store.appendable import storable_key
+from lamar.store.base import LESSON_KINDS, Event, RowsView
 from lamar.store.postgres import locks
 from lamar.store.postgres.batch import SHARDS, Batch, FoldInputs, empty_write, merge_shards, named
 from lamar.store.postgres.counters import WriteCounters

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from lamar._errors import InvalidArgument, StoreError
 from lamar.storable import finite_number, whole_number
-from lamar.store.base import Event, StoredText, check_appendable, storable_key
+from lamar.store.appendable import check_appendable, storable_key
+from lamar.store.base import Event, StoredText
 from lamar.store.postgres.connection import NEEDS_PSYCOPG, Connections, reason
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
