@@ -225,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--k", type=_slots, metavar="K", help="slots for this recall (default: the engine's, 3)")
     recall.add_argument("--dry-run", action="store_true",
                         help="show every eligible lesson, whether it is wanted, its estimate, coin and bounds")
+    recall.add_argument("-q", "--quiet", action="store_true",
+                        help="print only the episode id; the lessons (the prompt) go to stderr, for a script "
+                        "to capture with 2>FILE")
 
     retire = command("retire", "stop injecting a lesson (kept for the audit trail)", cmd_retire)
     retire.add_argument("id", help="the lesson's id (or the start of it)")

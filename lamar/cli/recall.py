@@ -4,8 +4,10 @@ would choose and why, writing nothing."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
+from lamar._errors import LamarError
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, interval, number, plural, scope_text, shorten
 from lamar.cli.session import open_engine
@@ -17,6 +19,9 @@ _KEYS_SHOWN = 4
 
 def cmd_recall(args: argparse.Namespace) -> int:
     context = parse_pairs(args.context, "the context")
+    if args.quiet and (args.dry_run or args.json):
+        other = "--dry-run" if args.dry_run else "--json"
+        raise LamarError(f"--quiet prints the id of a logged episode: drop {other} or --quiet")
     lam = open_engine(args)
     try:
         if args.dry_run:
@@ -25,7 +30,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         else:
             rec = lam.recall(context, k=args.k)
             eligible = len(rec.eligible)
-        unmatched = "" if eligible or args.json else out_of_scope(lam)
+        unmatched = "" if eligible or args.json or args.quiet else out_of_scope(lam)
     finally:
         lam.close()
     if args.dry_run:
@@ -40,6 +45,13 @@ def cmd_recall(args: argparse.Namespace) -> int:
         dump_json({"episode_id": rec.episode_id, "context": dict(rec.context), "injected": rec.ids,
                    "held_out": list(rec.held_out), "eligible": list(rec.eligible),
                    "propensities": dict(rec.propensities), "prompt": rec.as_prompt()})
+        return 0
+    if args.quiet:
+        # stdout is the id a script keeps (`episode=$(lamar recall -q ...)`); the lessons are data too, so they
+        # are printed where `2>FILE` captures them for the agent's prompt, and nothing else joins them there.
+        print(rec.episode_id)
+        if rec.ids:
+            print(rec.as_prompt(), file=sys.stderr)
         return 0
     print(f"episode {rec.episode_id}: {plural(len(rec.ids), 'lesson')} injected, "
           f"{len(rec.held_out)} held out, of {len(rec.eligible)} eligible (report it with `lamar report`)")
