@@ -66,6 +66,15 @@ _AFTER_CONDITION = frozenset([
     "debug", "investigate", "examine", "grep", "suggest", "flag", "abort", "exit", "fail", "warn", "respond",
     "reply", "answer", "summarize", "summarise", "cite", "send", "fall", "bail", "stash", "downgrade",
 ])
+# A rule may open with a verb that is also a noun ("Deploy with ...", "Mock the database ...", "Squash fixup
+# commits before merging"), as a description may ("Deploy pipeline runs on merge", "Mock data lives in
+# fixtures/"): the verb instructs when an object or a manner follows it, or the rule says when to do it.
+_VERB_OR_NOUN = _DOES | _AFTER_CONDITION | frozenset(["mock", "stub", "patch", "benchmark", "profile", "cache"])
+_OBJECT = frozenset(["the", "a", "an", "all", "any", "each", "every", "your", "its", "their", "this", "these",
+                     "those", "it", "them", "with", "using", "via", "before", "after"])
+_WHEN_TO = re.compile(r"\b(?:before|after|until|unless|so\s+that|to\s+keep|to\s+avoid|instead)\b", re.IGNORECASE)
+_STATES = re.compile(r"\b(?:is|are|was|were|has|have|happens|runs|lives|goes|takes|starts|fails|gets)\b",
+                     re.IGNORECASE)
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 # Possessive spaces around the condition, which starts at a letter: a run of spaces is taken one way only.
@@ -212,7 +221,20 @@ def _directs(text: str) -> bool:
         words = part.lstrip("`*_ ").split(maxsplit=1)
         if words and words[0].lower().strip(",.;") in _IMPERATIVE:
             return True
-    return False
+    return _verb_or_noun_directs(text)
+
+
+def _verb_or_noun_directs(text: str) -> bool:
+    """Whether a block opening with a verb that is also a noun uses it as the verb: an object or a
+    manner follows it ("Mock the database", "Deploy with `make deploy`"), or it says when ("before merging")."""
+    words = text.lstrip("*_ ").split(maxsplit=2)
+    # "Build with:" leads in to the code below it, which the rule would need and does not hold.
+    if len(words) < 2 or words[0].lower() not in _VERB_OR_NOUN or text.rstrip().endswith(":"):
+        return False
+    if words[1].startswith("`") or words[1].lower().strip(",.;:") in _OBJECT:
+        return True
+    # "Cache invalidation happens after each deploy" says when, but of a noun: a verb of its own tells.
+    return bool(_WHEN_TO.search(text)) and not _STATES.search(text)
 
 
 def _command_reference(text: str) -> bool:

@@ -634,3 +634,15 @@ def test_a_rules_file_named_where_the_folder_goes_says_to_name_it_as_a_file(tmp_
     said = _lamar(tmp_path, "import-rules", "CLAUDE.md", "--store", str(tmp_path / "store.db"))
     assert said.returncode == 1 and "CLAUDE.md is a file, not a project folder" in said.stderr, said.stderr
     assert "--file FILE" in said.stderr and "no folder" not in said.stderr
+
+
+def test_a_verb_that_is_also_a_noun_opens_a_rule_and_a_description_still_describes() -> None:
+    # The three rules were skipped as "describes rather than directs": deploy, mock and squash are nouns too.
+    rules = ["Deploy with `make deploy ENV=staging`.", "Mock the database in integration tests to keep them fast.",
+             "Squash fixup commits before merging."]
+    descriptions = ["Deploy pipeline runs on every merge to main.", "Mock data lives in tests/fixtures/.",
+                    "Build output goes to dist/.", "Cache invalidation happens after each deploy.",
+                    "Squash merges are the default here.", "Release notes for each version."]
+    found, skipped = parse_rules("".join(f"- {line}\n" for line in rules + descriptions), "CLAUDE.md")
+    assert [r.text for r in found] == rules
+    assert [(r.text, why) for r, why in skipped] == [(d, "describes rather than directs") for d in descriptions]
