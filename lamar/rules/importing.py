@@ -28,7 +28,8 @@ FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for 
 NAME_A_FILE = "name one with files=[PATH, ...]"
 _MODEL_TOKENS = 4096
 _CODE = re.compile(r"(?<!`)`++([^`]++)`+")  # a run of backticks is read once, from its start, at its length
-_Read = tuple["LessonWords", list[str]]  # a lesson's content words, and the commands its action quotes
+# A lesson's content words, the commands its action quotes, and its action's words without the quotes.
+_Read = tuple["LessonWords", list[str], str]
 
 
 @dataclasses.dataclass
@@ -226,7 +227,11 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
 
     def near(a: _Read, b: _Read) -> bool:
         # A rule's commands are exact: `ruff check .` and `ruff check . --fix` share their words, not their effect.
-        return a[1] == b[1] and a[0].similarity(b[0]) >= NEAR_DUPLICATE
+        # "run `make test`" in CLAUDE.md is "run make test" in .cursorrules: a command quoted on one side only
+        # is the same command when the other side says it word for word.
+        same = a[1] == b[1] or (not a[1] and all(f" {c} " in a[2] for c in b[1])) \
+            or (not b[1] and all(f" {c} " in b[2] for c in a[1]))
+        return same and a[0].similarity(b[0]) >= NEAR_DUPLICATE
 
     for rule in rules:
         exp = lesson_of(rule, project)
@@ -264,7 +269,9 @@ def _read(exp: Experience) -> _Read:
     """A lesson's content words and the commands its action quotes, as `_lessons` compares them."""
     from lamar.sleep.similarity import LessonWords
 
-    return LessonWords.of(exp.precondition, exp.action), _CODE.findall(exp.action)
+    plain = " ".join(re.sub(r"[,.;:!?](?=\s|$)", " ", exp.action.replace("`", " ")).split())
+    return LessonWords.of(exp.precondition, exp.action), [" ".join(c.split()) for c in _CODE.findall(exp.action)], \
+        f" {plain} "
 
 
 def _screened(skipped: list[tuple[Rule, str]], project: str) -> tuple[list[tuple[Rule, str]], list[tuple[Rule, str]]]:

@@ -646,3 +646,16 @@ def test_a_verb_that_is_also_a_noun_opens_a_rule_and_a_description_still_describ
     found, skipped = parse_rules("".join(f"- {line}\n" for line in rules + descriptions), "CLAUDE.md")
     assert [r.text for r in found] == rules
     assert [(r.text, why) for r, why in skipped] == [(d, "describes rather than directs") for d in descriptions]
+
+
+def test_a_rule_with_and_without_its_backticks_is_one_lesson_naming_both_files(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- Run `make test` before committing, then push.\n")
+    (tmp_path / ".cursorrules").write_text("- Run make test before committing, then push.\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert [(e.provenance["file"], e.action) for e in plan.lessons] == [
+        ("CLAUDE.md", "Run `make test` before committing, then push")]
+    assert [(r.file, why) for r, why in plan.skipped] == [(".cursorrules", "a near-copy of CLAUDE.md:1")]
+    # Another command quoted on one side stays another rule.
+    (tmp_path / ".cursorrules").write_text("- Run `make lint` before committing, then push.\n")
+    assert len(import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons) == 2
