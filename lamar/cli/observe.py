@@ -101,11 +101,18 @@ def cmd_ls(args: argparse.Namespace) -> int:
         if scope or args.status or args.verdict:
             print("no lessons match" + unknown)
         else:  # most first lessons come from the rules files a repository already has
+            import os
             import shlex
 
+            from lamar.rules.importing import project_name
+
             where = f" --store {shlex.quote(str(args.store))}" if getattr(args, "store", None) else ""
+            # A lesson with no scope is recalled in every project, so the one written by hand is scoped as the
+            # imported rules are, to the project the hooks and import-rules name from this folder.
+            project = shlex.quote(f"project={project_name(os.getcwd())}")
             print(f"no lessons yet: `lamar import-rules{where}` shows the rules of this repository's CLAUDE.md or "
-                  f"AGENTS.md as lessons (add --apply to keep them); `lamar add{where}` writes one by hand")
+                  f"AGENTS.md as lessons (add --apply to keep them); `lamar add{where} --precondition .. --action .. "
+                  f"--scope {project}` writes one by hand for this project (without --scope, for every project)")
         return 0
     print_lessons(rows, args.width)
     return 0

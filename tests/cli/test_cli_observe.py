@@ -90,7 +90,9 @@ def test_ls_of_a_store_with_no_lessons_names_import_rules(run_cli, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == (f"no lessons yet: `lamar import-rules --store {store}` shows the rules of this "
                                   "repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
-                                  f"`lamar add --store {store}` writes one by hand")
+                                  f"`lamar add --store {store} --precondition .. --action .. --scope "
+                                  f"project={tmp_path.name}` writes one by hand for this project (without --scope, "
+                                  "for every project)")
 
 
 def test_ls_and_search_take_any_width_of_one_or_more(run_cli, store):
