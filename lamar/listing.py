@@ -115,7 +115,7 @@ def page(read: Callable[[], RowsView], start: Any, limit: Any, status: Any, cont
 LS_ADVICE = "; `lamar ls` lists the ids"
 
 
-def named(ids: Iterable[str], text: str) -> str | None:
+def named(ids: Iterable[str], text: str, what: str = "lesson") -> str | None:
     """The lesson id `text` names among `ids`: the id itself, or the one id it is the start of (None when no id
     starts with it). Every front takes a lesson id so: the command line, the MCP tools, `whatif`'s `without:ID`.
 
@@ -128,7 +128,7 @@ def named(ids: Iterable[str], text: str) -> str | None:
     matches = [i for i in ids if text and i.startswith(text)]
     if len(matches) > 1:
         shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
-        raise InvalidArgument(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): "
+        raise InvalidArgument(f"{echoed(text)} is the start of {len(matches)} {what} ids ({shown}): "
                               "give more of the id")
     return matches[0] if matches else None
 

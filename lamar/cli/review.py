@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import LamarError, ModelError, echoed
+from lamar._errors import InvalidArgument, LamarError, ModelError, echoed
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
@@ -391,12 +391,24 @@ def _over_decisions_since(path: str, data: dict[str, Any], answered: Mapping[str
     return now
 
 
+def _proposals_named(report: SleepReport, given: list[str]) -> list[str]:
+    """The proposal ids `--only` names: each id itself or the start of one, as lesson ids are taken; a
+    text no id starts with is passed on as given, for apply to list as not in the report."""
+    from lamar.listing import named
+
+    ids = [p.id for p in report.proposals]
+    try:
+        return [named(ids, text, what="proposal") or text for text in given]
+    except InvalidArgument as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
     """Carry out the report's approved proposals only (those `--only` names, when given); a report
     that was never reviewed (no "approved" list) is applied in full."""
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
-    only: list[str] | None = args.only or None
+    only: list[str] | None = _proposals_named(report, args.only) if args.only else None
     if only is None and ("approved" in data or "rejected" in data):
         # A rejected proposal is never applied unless --only names it, even with no "approved" list.
         rejected = set(data.get("rejected", []))

@@ -710,3 +710,13 @@ def test_review_keeps_a_decision_made_elsewhere_while_it_ran(run_cli, json_store
     assert out.returncode == 0 and "1 approved, 1 rejected, 0 undecided" in out.stdout, out.stdout + out.stderr
     saved = json.loads(report.read_text())
     assert saved["approved"] == [second] and saved["rejected"] == [first]
+
+
+def test_apply_only_takes_the_start_of_a_proposal_id(run_cli, sqlite_store, ids, make_report):
+    # Other commands take the start of a lesson id; `apply --only contra` answered "no proposal 'contra'".
+    report = make_report(sqlite_store)
+    chosen = proposal_ids(report)
+    start = chosen["contradiction"][:len("contradiction_") + 4]
+    only = run_cli("apply", report, "--store", sqlite_store, "--only", start)
+    assert only.returncode == 0 and only.stdout.startswith("applied 1, skipped 0"), only.stderr
+    assert chosen["contradiction"] in only.stdout
