@@ -216,6 +216,10 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
             f"{path} is not valid JSON{where}; it was left untouched. "
             "Restore it from a backup or move it away to start a new store."
         ) from exc
+    if isinstance(doc, dict) and doc.get("format") == "lamar-sleep-report":  # `--store report.json`, a slip
+        raise CorruptStore(f"{path} is a sleep report, not a store; left untouched: review and apply it with "
+                           f"`lamar review {path}` and `lamar apply {path}`, and name the store the report was made "
+                           "from with --store (or LAMAR_STORE)")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("events"), list):
         raise CorruptStore(f"{path} is JSON but not a Lamar store (no 'format': 'lamar' with 'events'); left untouched")
     if doc.get("version") != 1:

@@ -116,3 +116,15 @@ def test_a_postgresql_store_without_psycopg_names_the_postgres_extra(
     said = capsys.readouterr().err
     assert f"a PostgreSQL store needs psycopg 3 (import of psycopg halted; None in sys.modules), the postgres extra: " \
            f"{install_command('postgres')}" in said, said
+
+
+def test_a_sleep_report_given_as_the_store_is_named_one(run_cli: Any, tmp_path: Path) -> None:
+    # `lamar ls --store report.json` was told only that the file is JSON but not a store.
+    store = tmp_path / "s.json"
+    run_cli("add", "--create", "--store", store, "--precondition", "a lint error", "--action", "run the formatter")
+    assert run_cli("sleep", "--store", store, "--out", tmp_path / "report.json").returncode == 0
+    before = (tmp_path / "report.json").read_bytes()
+    done = run_cli("ls", "--store", tmp_path / "report.json")
+    assert done.returncode == 2 and f"{tmp_path / 'report.json'} is a sleep report, not a store" in done.stderr
+    assert f"`lamar review {tmp_path / 'report.json'}`" in done.stderr, done.stderr
+    assert (tmp_path / "report.json").read_bytes() == before
