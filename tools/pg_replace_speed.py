@@ -58,7 +58,7 @@ def measure(url: str, episodes: int, reports: int, seed: int = 0) -> dict[str, f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("url", nargs="?", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--episodes", default="1000,4000,16000")
     parser.add_argument("--reports", type=int, default=40)

@@ -24,7 +24,7 @@ def _stats(location: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--episodes", type=int, default=5000)
     args = parser.parse_args()
