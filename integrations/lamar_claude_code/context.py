@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -21,7 +22,7 @@ LANGUAGES = {
     ".clj": "clojure", ".ml": "ocaml", ".zig": "zig", ".jl": "julia", ".r": "r", ".vue": "vue",
     ".svelte": "svelte", ".sql": "sql", ".tf": "terraform",
 }
-LANGUAGE_TTL = 24 * 3600.0  # the language is cached per repository for a day
+LANGUAGE_TTL = 24 * 3600.0  # at most, and only while the repository's listing is unchanged
 _SCAN_LIMIT = 5000  # files looked at in a folder that is not a git repository
 
 _FAILS = r"(?:fail\w*|error\w*|broke\w*|break\w*|crash\w*|red|does\s*n[o']?t\s+(?:work|pass|compile|build)|won'?t)"
@@ -118,23 +119,68 @@ def project_name(cwd: str | os.PathLike[str], repo: Path | None) -> str:
 
 
 def language_of(folder: Path, is_repo: bool, cache: MutableMapping[str, Any], now: float | None = None) -> str:
-    """The dominant language of the folder's files ("" when none is known), cached for a day."""
+    """The dominant language of the folder's files ("" when none is known): the one with the most
+    files, on a tie the most bytes, then the first by name. Cached for a day, and only while what
+    git tracks (its index) or, outside git, the folder's own listing is as it was."""
     now = time.time() if now is None else now
     key = str(folder)
     hit = cache.get(key)
-    if isinstance(hit, Mapping) and now - float(hit.get("time", 0)) < LANGUAGE_TTL:
+    mark = _listing_mark(folder, is_repo)
+    if (isinstance(hit, Mapping) and now - float(hit.get("time", 0)) < LANGUAGE_TTL
+            and hit.get("mark") == mark and mark is not None):
         return str(hit.get("language", ""))
     names = _tracked_files(folder) if is_repo else None
     if names is None:
         names = _scan(folder)
-    counts: dict[str, int] = {}
+    files: dict[str, list[str]] = {}
     for name in names:
         language = LANGUAGES.get(os.path.splitext(name)[1].lower())
         if language:
-            counts[language] = counts.get(language, 0) + 1
-    language = max(sorted(counts), key=counts.__getitem__) if counts else ""
-    cache[key] = {"language": language, "time": now}
+            files.setdefault(language, []).append(name)
+    language = _dominant(folder, files)
+    cache[key] = {"language": language, "time": now, "mark": mark}
     return language
+
+
+def _dominant(folder: Path, files: Mapping[str, list[str]]) -> str:
+    """The language with the most files; a tie (a small repository: a script beside a module) goes to
+    the one with more bytes, then to the first by name, so the same files always give the same answer."""
+    most = max((len(names) for names in files.values()), default=0)
+    tied = sorted(language for language, names in files.items() if len(names) == most)
+    if len(tied) < 2:
+        return tied[0] if tied else ""
+    return max(tied, key=lambda language: (_bytes(folder, files[language]), -tied.index(language)))
+
+
+def _bytes(folder: Path, names: list[str]) -> int:
+    total = 0
+    for name in names:
+        with contextlib.suppress(OSError):
+            total += os.stat(os.path.join(folder, name)).st_size
+    return total
+
+
+def _listing_mark(folder: Path, is_repo: bool) -> list[int] | None:
+    """What changes when the files that decide the language may have: git's index in a repository
+    (an add, a commit, a checkout rewrites it), else the folder's own entries; None when unreadable."""
+    path = os.path.join(git_dir(folder), "index") if is_repo else folder
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_mtime_ns, info.st_size]
+
+
+def git_dir(repo: str | os.PathLike[str]) -> str:
+    """The repository's git folder: `.git`, or the folder a worktree's `.git` file names."""
+    path = os.path.join(repo, ".git")
+    if os.path.isfile(path):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return os.path.join(repo, handle.read().partition("gitdir:")[2].strip())
+        except (OSError, UnicodeDecodeError):
+            return path
+    return path
 
 
 def _tracked_files(repo: Path) -> list[str] | None:

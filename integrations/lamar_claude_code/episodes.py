@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar.storable import without_lone_surrogates
 from lamar_claude_code.config import HookConfig, load_config
-from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, own_command, rules_folder
+from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, git_dir, own_command, rules_folder
 from lamar_claude_code.fitting import fit_prompt, fitting
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git, unchanged
 from lamar_claude_code.state import (
@@ -423,13 +423,10 @@ def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], path
 
 def _fingerprint(repo: str, files: list[str]) -> list[Any]:
     """Sizes and times of what a commit, a revert, a checkout or a discarded edit must touch."""
-    git_dir = os.path.join(repo, ".git")
-    if os.path.isfile(git_dir):  # a worktree: ".git" names the real folder
-        with open(git_dir, encoding="utf-8") as handle:
-            git_dir = os.path.join(repo, handle.read().partition("gitdir:")[2].strip())
+    folder = git_dir(repo)  # a worktree's ".git" file names the real folder
     out: list[Any] = []
-    for path in (os.path.join(git_dir, "index"), os.path.join(git_dir, "logs", "HEAD"),
-                 os.path.join(git_dir, "packed-refs"), *(os.path.join(repo, f) for f in files)):
+    for path in (os.path.join(folder, "index"), os.path.join(folder, "logs", "HEAD"),
+                 os.path.join(folder, "packed-refs"), *(os.path.join(repo, f) for f in files)):
         try:
             info = os.stat(path)
             out.append([info.st_mtime_ns, info.st_size])

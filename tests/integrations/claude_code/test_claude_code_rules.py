@@ -154,15 +154,31 @@ def test_a_value_toml_can_spell_but_the_hook_cannot_use_is_named(section: str, l
         load_config(repo, user=tmp_path / "none.toml", trust_file=tmp_path / ".lamar" / "claude-code-trusted.json")
 
 
-def test_language_is_cached_per_repository(repo: Path) -> None:
+def test_language_is_cached_until_the_repository_changes(repo: Path) -> None:
     cache: dict[str, object] = {}
     config = load_config(None, user="/nonexistent.toml")
     assert derive_context(str(repo), "hi", config, cache)["language"] == "python"
+    entry = cache[str(repo)]
+    assert isinstance(entry, dict)
+    entry["language"] = "cobol"  # what git tracks is as it was: the cached answer stands
+    assert derive_context(str(repo), "hi", config, cache)["language"] == "cobol"
     for name in ("a.rs", "b.rs", "c.rs"):
         (repo / name).write_text("fn main() {}\n")
-    git(repo, "add", ".")
-    assert derive_context(str(repo), "hi", config, cache)["language"] == "python"  # cached for a day
-    assert derive_context(str(repo), "hi", config, {})["language"] == "rust"
+    git(repo, "add", ".")  # a rewritten index: the language is counted again, within the day
+    assert derive_context(str(repo), "hi", config, cache)["language"] == "rust"
+
+
+def test_a_tie_between_languages_goes_to_more_bytes_then_to_the_name(tmp_path: Path) -> None:
+    config = load_config(None, user="/nonexistent.toml")
+    small = tmp_path / "tool"
+    small.mkdir()
+    git(small, "init", "-q", "-b", "main")
+    (small / "setup.py").write_text("import os\n")
+    (small / "main.rs").write_text("fn main() {\n" + "    println!(\"tool\");\n" * 40 + "}\n")
+    git(small, "add", ".")
+    assert derive_context(str(small), "hi", config, {})["language"] == "rust"  # one file each: more code wins
+    (small / "setup.py").write_text("x" * (small / "main.rs").stat().st_size)
+    assert {derive_context(str(small), "hi", config, {})["language"] for _ in range(3)} == {"python"}
 
 
 def test_disabled_in_a_project_the_hook_does_nothing(hook: Hook, repo: Path) -> None:
