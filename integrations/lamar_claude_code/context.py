@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from lamar_claude_code.commands import command_prompt
+
 # A repository's language is the most frequent of these among its tracked files.
 LANGUAGES = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
@@ -254,8 +256,11 @@ def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str
     language = config.language or language_of(folder, repo is not None, cache)
     if language:
         context["language"] = language
-    context["task"] = task_class(prompt, config.task_rules)
-    error = error_class(prompt, config.error_rules)
+    # A custom slash command is classified by what it asks Claude for, its error by what was typed with it.
+    command = command_prompt(prompt, cwd, repo)
+    task_text, typed = command or (prompt, prompt)
+    context["task"] = task_class(task_text, config.task_rules)
+    error = error_class(typed, config.error_rules)
     if error:
         context["error_class"] = error
     context.update(config.extra)

@@ -154,6 +154,38 @@ def test_a_value_toml_can_spell_but_the_hook_cannot_use_is_named(section: str, l
         load_config(repo, user=tmp_path / "none.toml", trust_file=tmp_path / ".lamar" / "claude-code-trusted.json")
 
 
+def test_a_custom_slash_command_is_classified_by_what_it_asks(repo: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config(None, user="/nonexistent.toml")
+    commands = repo / ".claude" / "commands"
+    (commands / "ci").mkdir(parents=True)
+    (commands / "fix.md").write_text("---\ndescription: Fix a failing suite\n---\n"
+                                     "The test suite fails on $ARGUMENTS. Find the cause and fix it.\n")
+    (commands / "ci" / "redeploy.md").write_text("Find why the deploy of $0 failed and redo it.\n")
+    (repo / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (repo / ".claude" / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\n---\nRefactor the module.\n")
+    home = tmp_path / "claude-home"
+    (home / "commands").mkdir(parents=True)
+    (home / "commands" / "why.md").write_text("Explain the code in $ARGUMENTS\n")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    web = repo / "web"
+    web.mkdir()
+
+    def context(prompt: str, cwd: Path = repo) -> tuple[str, str | None]:
+        found = derive_context(str(cwd), prompt, config, {})
+        return found["task"], found.get("error_class")
+
+    assert context("/fix the cart module") == ("tests_fail", None)  # the command file's prompt
+    assert context("/fix cart: KeyError 'sku'", web) == ("tests_fail", "KeyError")  # found from a sub-folder
+    assert context("/redeploy staging") == ("deploy_fails", None)  # kept in a sub-folder of commands/
+    assert context("/tidy cart.py") == ("refactor", None)  # a skill
+    assert context("/why cart.py") == ("question", None)  # the user's own
+    # No file (a plugin's command): its name, as words, and what was typed after it.
+    assert context("/review:explain-totals") == ("question", None)
+    assert context("/tests-red") == ("tests_fail", None)
+    assert context("/usr/bin/python fails to start") == (task_class("/usr/bin/python fails to start"), None)
+
+
 def test_language_is_cached_until_the_repository_changes(repo: Path) -> None:
     cache: dict[str, object] = {}
     config = load_config(None, user="/nonexistent.toml")

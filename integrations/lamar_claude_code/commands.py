@@ -1,0 +1,95 @@
+"""A custom slash command as the prompt Claude gets: `/fix-tests cart` read through its `.claude/commands/`
+file, so the task is classified from what the command asks for (docs/claude-code.md, "What gets injected")."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+# `/name args`, `/namespace:name args`: what Claude Code hands UserPromptSubmit when one is typed.
+_COMMAND = re.compile(r"\s*/([A-Za-z0-9_][\w.-]*(?::[\w.-]+)*)(?:\s+(.*))?\s*\Z", re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
+_READ_LIMIT = 64 * 1024  # bytes of a command file read: the rules look at the first 20 000 characters anyway
+_NESTED_LIMIT = 200  # files looked at for a command kept in a sub-folder of commands/
+
+
+def command_prompt(prompt: str, cwd: str, repo: Path | None) -> tuple[str, str] | None:
+    """(the command's prompt with its arguments in place, the words typed) for a custom slash command, or None
+    for any other prompt. Without a command file (a plugin's, a built-in one) the prompt is its name as words
+    and its arguments: `/fix-tests cart` reads as "fix tests cart"."""
+    match = _COMMAND.match(prompt)
+    if match is None:
+        return None
+    name, args = match.group(1), (match.group(2) or "").strip()
+    words = " ".join([re.sub(r"[-_:.]+", " ", name.rpartition(":")[2]).strip(), args]).strip()
+    body = _body(name, cwd, repo)
+    if body is None:
+        return words, words
+    return _expand(body, args), words
+
+
+def _body(name: str, cwd: str, repo: Path | None) -> str | None:
+    """The text of the command's file: the project's `.claude/` (the nearest folder from `cwd` up to the
+    repository's top), then the user's; a `commands/NAME.md`, one in a sub-folder, or a skill's SKILL.md."""
+    parts = name.split(":")
+    if any(part in (".", "..") for part in parts):
+        return None
+    here = Path(cwd)
+    tops = [here, *here.parents] if repo is not None else [here]
+    folders = []
+    for folder in tops:
+        folders.append(folder / ".claude")
+        if repo is None or folder == repo:
+            break
+    folders.append(Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"))
+    for base in folders:
+        for path in (base / "commands" / Path(*parts).with_suffix(".md"), base / "skills" / parts[-1] / "SKILL.md",
+                     *_nested(base / "commands", parts[-1])):
+            text = _read(path)
+            if text is not None:
+                return _FRONT_MATTER.sub("", text, count=1)
+    return None
+
+
+def _nested(commands: Path, name: str) -> list[Path]:
+    """`commands/sub/NAME.md`: Claude Code names a command by its file, whatever sub-folder keeps it."""
+    found = []
+    try:
+        for count, path in enumerate(commands.rglob(f"{name}.md")):
+            if count >= _NESTED_LIMIT:
+                break
+            found.append(path)
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if not path.is_file():
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(_READ_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _expand(body: str, args: str) -> str:
+    """The body with `$ARGUMENTS`, `$ARGUMENTS[N]` and `$N` (`$0` the first) put in, as Claude Code does, or
+    with the arguments appended when it names none of them."""
+    try:
+        each = shlex.split(args)
+    except ValueError:
+        each = args.split()
+
+    def positional(match: re.Match[str]) -> str:
+        position = int(match.group(1) or match.group(2))  # from 0 in both spellings, as Claude Code counts
+        return each[position] if position < len(each) else ""
+
+    expanded, count = re.subn(r"\$ARGUMENTS\[(\d+)\]|\$(\d+)(?!\w)", positional, body)
+    expanded, whole = re.subn(r"\$ARGUMENTS\b", lambda _: args, expanded)
+    if args and not count + whole:
+        expanded = f"{expanded.rstrip()}\n\nARGUMENTS: {args}"
+    return expanded
