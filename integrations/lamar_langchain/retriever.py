@@ -61,7 +61,8 @@ class LamarRetriever(BaseRetriever):
     """A retriever whose documents are lessons chosen by what happened after they were used.
 
     Over the store (no `base_retriever`): the context of the call selects up to `k` eligible
-    lessons; each document's `page_content` is the rendered lesson ("When X, do Y, because Z.").
+    lessons; each document's `page_content` is the rendered lesson ("When X, do Y, because Z."), quoted as
+    `as_prompt()` quotes it, and so are the precondition, action, rationale and scope in its metadata.
     Wrapping `base_retriever`: its documents are the candidates and Lamar chooses up to `k`
     of them by outcome, not similarity; the documents keep their own `page_content`, and a
     candidate whose lesson is retired or scoped to another context is not chosen. Ask the base
@@ -271,9 +272,13 @@ class LamarRetriever(BaseRetriever):
                 "rank": rank,
             }
             if pool is None:
+                # A document prompt may render any metadata key ("{action}"): the lesson's own text is quoted
+                # there as in page_content; programs read the stored text with lamar.get(experience_id).
                 docs.append(Document(page_content=text, id=exp.id, metadata={
-                    **lesson, "precondition": exp.precondition, "action": exp.action,
-                    "rationale": exp.rationale, "scope": dict(exp.scope), "status": exp.status.value}))
+                    **lesson, "precondition": neutralize(exp.precondition), "action": neutralize(exp.action),
+                    "rationale": neutralize(exp.rationale),
+                    "scope": {neutralize(k): neutralize(v) for k, v in exp.scope.items()},
+                    "status": exp.status.value}))
             else:
                 base = pool.by_id[exp.id]
                 docs.append(base.model_copy(update={"metadata": {
