@@ -31,7 +31,6 @@ from lamar_mcp.results import (
 from lamar_mcp.tools import (
     MAX_FREE_TEXT,
     MAX_ID,
-    MAX_KEY,
     MAX_KEYS,
     MAX_TEXT,
     MAX_VALUE,
@@ -54,9 +53,11 @@ lesson helps. This server only reads: lessons() lists them with their verdicts, 
 shows what was measured about one."""
 
 # The advertised schemas say what a well-behaved client sends; the arguments themselves are
-# checked in LamarTools, so a bad one gets Lamar's message (what to do), not a validator's.
+# checked in LamarTools, so a bad one gets Lamar's message (what to do), not a validator's. They
+# use no keyword that Gemini's function calling lacks (`propertyNames`, say): clients such as VS
+# Code and Cursor pass the schemas on, and one keyword Gemini does not know fails every request.
 _MAPPING = {"type": "object", "maxProperties": MAX_KEYS,
-            "propertyNames": {"maxLength": MAX_KEY}, "additionalProperties": {"type": "string", "maxLength": MAX_VALUE}}
+            "additionalProperties": {"type": "string", "maxLength": MAX_VALUE}}
 ContextArg = Annotated[Any, WithJsonSchema(_MAPPING), Field(
     description="Short labels of the situation, as strings: e.g. {\"project\": \"trace\", \"language\": \"swift\", "
                 "\"task\": \"build_fails\"}. Lessons whose scope matches these values are eligible.")]

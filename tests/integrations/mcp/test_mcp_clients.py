@@ -1,0 +1,52 @@
+"""What the editors' MCP clients (Cursor, VS Code, Windsurf, Claude Desktop) need of `lamar mcp`: tool names and
+input schemas their models' function-calling APIs take, and a server started as they start it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lamar_mcp.launch import stdio_session
+
+# The JSON Schema keywords every function-calling API behind these clients takes: Gemini's (the
+# strictest, whose request fails as a whole on one keyword it does not know) lists these, and a
+# client adds `additionalProperties`, which pydantic writes for every mapping, to what it forwards.
+_TAKEN = {"type", "properties", "required", "additionalProperties", "description", "title", "default", "enum",
+          "items", "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "minimum",
+          "maximum", "format", "nullable", "anyOf"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # OpenAI's and Gemini's function names
+
+
+def _keywords(schema: Any, where: str = "") -> Iterator[tuple[str, str]]:
+    """(place, keyword) for every keyword of `schema`, the names under `properties` being names, not keywords."""
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        yield where, key
+        if key == "properties":
+            for name, sub in value.items():
+                yield from _keywords(sub, f"{where}.{name}")
+        elif key in ("items", "additionalProperties", "propertyNames"):
+            yield from _keywords(value, f"{where}.{key}")
+        elif key == "anyOf":
+            for i, sub in enumerate(value):
+                yield from _keywords(sub, f"{where}.anyOf[{i}]")
+
+
+async def test_tool_names_and_input_schemas_are_ones_every_clients_model_takes(store: Path) -> None:
+    async with stdio_session(store) as session:
+        tools = (await session.list_tools()).tools
+    for tool in tools:
+        assert _NAME.match(tool.name), tool.name
+        # Cursor refuses a tool whose server and tool names together pass 60 characters.
+        assert len("lamar") + len(tool.name) <= 60, tool.name
+        refused = [(f"{tool.name}{where}", key) for where, key in _keywords(tool.input_schema) if key not in _TAKEN]
+        assert not refused, refused
+
+
+async def test_a_label_key_past_64_characters_is_refused_by_the_tool_not_the_schema(store: Path) -> None:
+    async with stdio_session(store) as session:
+        result = await session.call_tool("recall", {"context": {"k" * 65: "trace"}})
+    assert result.is_error and "keys at most 64 characters" in result.content[0].text, result.content
