@@ -7,7 +7,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,17 +58,25 @@ def _copy(source: Store, target: Store, *, append: bool) -> TransferResult:
 
 
 def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
-    """Print what a copy did, naming the target as the user did (not a temporary name it was written at)."""
+    """Print what a copy did, naming the target as the user did (not a temporary name it was written at).
+
+    Raises:
+        StoreError: the source took events while the copy ran, which the copy lacks.
+    """
     if json_out:
         dump_json({"copied": result.copied, "source": result.source, "target": target,
                    "target_before": result.target_before, "written_since": result.written_since})
-    else:
-        print(f"copied {plural(result.copied, 'event')} from {result.source} to {target} (verified)")
+    else:  # verified only as the whole store: a copy lacking what was written meanwhile is not that
+        print(f"copied {plural(result.copied, 'event')} from {result.source} to {target}"
+              f"{'' if result.written_since else ' (verified)'}")
     if result.written_since:
-        # On stderr, under --json too: a move made while agents still write loses their reports.
-        print(f"note: {plural(result.written_since, 'event')} written to {result.source} after the copy read it "
-              f"{'is' if result.written_since == 1 else 'are'} not in {target}: to move a store, first stop "
-              "the agents and commands that write to it, then copy it again into an empty store", file=sys.stderr)
+        # Not status 0: a script that goes on to point its agents at the copy, or to delete the source,
+        # would lose these reports, and a note on stderr is read by no script.
+        raise StoreError(
+            f"{plural(result.written_since, 'event')} written to {result.source} after the copy read it "
+            f"{'is' if result.written_since == 1 else 'are'} not in {target}, which holds the store as it was "
+            "when read: to move a store, first stop the agents and commands that write to it, then copy it "
+            f"again into an empty store (delete {target}, or name another)")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -307,10 +308,14 @@ def test_a_copy_says_what_an_agent_wrote_to_the_source_while_it_ran(run_cli, tmp
     result = transfer(open_store(source), open_store(tmp_path / "copy.db"))
     assert (result.copied, result.written_since) == (3, 2)  # the episode and its outcome
     moved = run_cli("export", "--store", source, "--out", tmp_path / "moved.db")
-    assert moved.returncode == 0, moved.stderr
-    assert "copied 5 events" in moved.stdout
-    assert ("note: 2 events written to" in moved.stderr and "are not in" in moved.stderr
-            and "first stop the agents" in moved.stderr), moved.stderr
+    # Not verified as the store, nor status 0: a script that then points its agents at the copy, or deletes
+    # the source, would lose what was written meanwhile.
+    assert moved.returncode == 2, moved.stderr
+    assert moved.stdout == f"copied 5 events from {source} to {tmp_path / 'moved.db'}\n"
+    assert (moved.stderr.startswith("lamar: error: 2 events written to") and "are not in" in moved.stderr
+            and "first stop the agents" in moved.stderr and "delete" in moved.stderr), moved.stderr
+    as_json = run_cli("export", "--store", source, "--out", tmp_path / "moved.json", "--json")
+    assert as_json.returncode == 2 and json.loads(as_json.stdout)["written_since"] == 2, as_json.stderr
     monkeypatch.setattr(transfer_module, "_verify", verify)
     agent.close()
     quiet = run_cli("export", "--store", source, "--out", tmp_path / "quiet.db")
