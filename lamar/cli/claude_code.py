@@ -142,11 +142,16 @@ def cmd_install(args: argparse.Namespace) -> int:
     if twice:
         print(twice, file=sys.stderr)
     print(f"store: {location}")
-    for old in sorted(before - {os.path.expanduser(location)}):
+    from lamar_claude_code.carry import carry_sources
+
+    for old in sorted((before | set(carry_sources(location))) - {os.path.expanduser(location)}):
         # Re-run with another --store, the hooks leave their lessons and evidence behind without a word.
-        if os.path.exists(old) and _holds_lessons(old):
+        copy = f"`{program_name()} import {shlex.quote(old)} --store {shlex.quote(location)}`"
+        if old in before and os.path.exists(old) and _holds_lessons(old):
             print(f"note: these hooks wrote to {old} until now; its lessons and their evidence stay there: "
-                  f"`{program_name()} import {shlex.quote(old)} --store {shlex.quote(location)}` copies them in")
+                  f"{copy} copies them in")
+        if os.path.exists(old):
+            _carry(old, location, path, args, copy)
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
         print(_no_lessons(location, explicit, str(args.dir or os.getcwd())))
@@ -156,6 +161,28 @@ def cmd_install(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _carry(old: str, location: str, path: Any, args: argparse.Namespace, copy: str) -> None:
+    """Hand the episodes the hooks on `old` still watch to the hooks on `location`, or say why they stay."""
+    from lamar._errors import LamarError
+    from lamar.cli.render import plural
+    from lamar_claude_code.carry import carry_open
+    from lamar_claude_code.context import find_repo
+
+    everywhere = bool(getattr(args, "user", False))
+    repo = None if everywhere else find_repo(path.parent.parent)
+    try:
+        carried, left = carry_open(old, location, str(repo) if repo else None, every_repo=everywhere)
+    except (LamarError, OSError) as exc:
+        print(f"note: the episodes the hooks on {old} still watch stay there ({exc})", file=sys.stderr)
+        return
+    if carried:
+        print(f"carried {plural(carried, 'episode')} the hooks on {old} still watched: the next prompt, git and "
+              f"the session's end settle them in {location}")
+    if left:
+        print(f"note: {plural(left, 'episode')} the hooks on {old} still watch, not in {location}, can take no "
+              f"outcome there: {copy} copies them in, then this install run again carries them", file=sys.stderr)
 
 
 def _no_lessons(location: str, explicit: str | None, folder: str) -> str:

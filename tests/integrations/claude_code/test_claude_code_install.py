@@ -589,3 +589,33 @@ def test_install_with_another_store_names_the_lessons_it_leaves_behind(repo: Pat
         assert [e.action for e in lam.experiences()] == ["run the failing test alone first"]
     again = lamar(env, repo, "install", "--store", str(new))  # the same store again: nothing to say
     assert "note: these hooks wrote to" not in again.stdout
+
+
+def test_install_with_another_store_carries_the_episodes_still_open(repo: Path, env: dict[str, str],
+                                                                    tmp_path: Path) -> None:
+    """Moved to another store, the hooks' state there knew nothing of the turn in progress: its next prompt
+    and its commit settled nothing, and the episode stayed pending in both stores for good."""
+    from .conftest import Hook
+
+    old, new = tmp_path / "first.db", tmp_path / "second.db"
+    assert lamar(env, repo, "install", "--store", str(old)).returncode == 0
+    with Lamar(str(old)) as lam:
+        lam.add(Experience("the cart", "run the cart tests first"))
+    assert Hook(old, env)(payload("UserPromptSubmit", "s1", repo, prompt="add a discount to the cart")).returncode == 0
+    episode = json.loads(Hook(old, env).state_file.read_text())["sessions"]["s1"]["episode"]
+    moved = lamar(env, repo, "install", "--store", str(new))
+    assert moved.returncode == 0, moved.stderr
+    assert (f"note: 1 episode the hooks on {old} still watch, not in {new}, can take no outcome there: "
+            f"`lamar import {old} --store {new}` copies them in, then this install run again carries them"
+            ) in moved.stderr, moved.stderr
+    copied = subprocess.run([sys.executable, "-m", "lamar.cli", "import", str(old), "--store", str(new)], cwd=repo,
+                            env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert copied.returncode == 0, copied.stderr
+    again = lamar(env, repo, "install", "--store", str(new))
+    assert (f"carried 1 episode the hooks on {old} still watched: the next prompt, git and the session's end "
+            f"settle them in {new}") in again.stdout.splitlines(), again.stdout
+    assert "note: 1 episode" not in again.stderr
+    assert Hook(new, env)(payload("UserPromptSubmit", "s1", repo, prompt="now show the total")).returncode == 0
+    with Lamar(str(new)) as lam:
+        assert lam.episode(episode).signal is not None  # the next prompt read it, in the store the hooks use
+    assert lamar(env, repo, "install", "--store", str(new)).stdout.count("carried") == 0  # nothing twice
