@@ -12,7 +12,6 @@ from pathlib import Path
 _COMMAND = re.compile(r"\s*/([A-Za-z0-9_][\w.-]*(?::[\w.-]+)*)(?:\s+(.*))?\s*\Z", re.DOTALL)
 _FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
 _READ_LIMIT = 64 * 1024  # bytes of a command file read: the rules look at the first 20 000 characters anyway
-_NESTED_LIMIT = 200  # files looked at for a command kept in a sub-folder of commands/
 
 
 def command_prompt(prompt: str, cwd: str, repo: Path | None) -> tuple[str, str] | None:
@@ -32,7 +31,8 @@ def command_prompt(prompt: str, cwd: str, repo: Path | None) -> tuple[str, str] 
 
 def _body(name: str, cwd: str, repo: Path | None) -> str | None:
     """The text of the command's file: the project's `.claude/` (the nearest folder from `cwd` up to the
-    repository's top), then the user's; a `commands/NAME.md`, one in a sub-folder, or a skill's SKILL.md."""
+    repository's top), then the user's; `commands/NAME.md` (`commands/ci/NAME.md` for `/ci:NAME`), or a
+    skill's `skills/NAME/SKILL.md`."""
     parts = name.split(":")
     if any(part in (".", "..") for part in parts):
         return None
@@ -45,25 +45,11 @@ def _body(name: str, cwd: str, repo: Path | None) -> str | None:
             break
     folders.append(Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"))
     for base in folders:
-        for path in (base / "commands" / Path(*parts).with_suffix(".md"), base / "skills" / parts[-1] / "SKILL.md",
-                     *_nested(base / "commands", parts[-1])):
+        for path in (base / "commands" / Path(*parts).with_suffix(".md"), base / "skills" / parts[-1] / "SKILL.md"):
             text = _read(path)
             if text is not None:
                 return _FRONT_MATTER.sub("", text, count=1)
     return None
-
-
-def _nested(commands: Path, name: str) -> list[Path]:
-    """`commands/sub/NAME.md`: Claude Code names a command by its file, whatever sub-folder keeps it."""
-    found = []
-    try:
-        for count, path in enumerate(commands.rglob(f"{name}.md")):
-            if count >= _NESTED_LIMIT:
-                break
-            found.append(path)
-    except OSError:
-        return []
-    return sorted(found)
 
 
 def _read(path: Path) -> str | None:

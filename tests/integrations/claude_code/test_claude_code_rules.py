@@ -177,7 +177,7 @@ def test_a_custom_slash_command_is_classified_by_what_it_asks(repo: Path, tmp_pa
 
     assert context("/fix the cart module") == ("tests_fail", None)  # the command file's prompt
     assert context("/fix cart: KeyError 'sku'", web) == ("tests_fail", "KeyError")  # found from a sub-folder
-    assert context("/redeploy staging") == ("deploy_fails", None)  # kept in a sub-folder of commands/
+    assert context("/ci:redeploy staging") == ("deploy_fails", None)  # commands/ci/redeploy.md
     assert context("/tidy cart.py") == ("refactor", None)  # a skill
     assert context("/why cart.py") == ("question", None)  # the user's own
     # No file (a plugin's command): its name, as words, and what was typed after it.
