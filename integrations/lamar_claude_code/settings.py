@@ -141,6 +141,22 @@ def runs_without_path(command: str, timeout: float = 30.0) -> str:
     return f"exit {done.returncode}: {tail[0][:200]}"
 
 
+def gone(command: str) -> str:
+    """What the hook command names that is no longer there ("" when nothing is): the interpreter of a virtual
+    environment deleted or moved, or a `quick.py` whose clone went. The shell then exits 127 or Python 2,
+    which Claude Code shows only as a non-blocking hook error naming the file."""
+    try:
+        words = shlex.split(command.removesuffix(FAIL_OPEN))
+    except ValueError:
+        return ""
+    if words and os.path.isabs(words[0]) and not os.path.exists(words[0]):
+        return f"its Python {words[0]} is gone (its virtual environment deleted or moved)"
+    script = next((word for word in words[1:] if word.endswith("quick.py")), None)
+    if script and os.path.isabs(script) and not os.path.exists(script):
+        return f"its hook {script} is gone (the Lamar it belonged to deleted or moved)"
+    return ""
+
+
 def plugin_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
     """The `hooks` mapping for settings files and the plugin's hooks.json."""
     out: dict[str, list[dict[str, Any]]] = {}

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lamar.cli.claude_code_advice import carry, holds_lessons, no_lessons, reinstall
 from lamar.program import program_name
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
@@ -147,89 +148,20 @@ def cmd_install(args: argparse.Namespace) -> int:
     for old in sorted((before | set(carry_sources(location))) - {os.path.expanduser(location)}):
         # Re-run with another --store, the hooks leave their lessons and evidence behind without a word.
         copy = f"`{program_name()} import {shlex.quote(old)} --store {shlex.quote(location)}`"
-        if old in before and os.path.exists(old) and _holds_lessons(old):
+        if old in before and os.path.exists(old) and holds_lessons(old):
             print(f"note: these hooks wrote to {old} until now; its lessons and their evidence stay there: "
                   f"{copy} copies them in")
         if os.path.exists(old):
-            _carry(old, location, path, args, copy)
-    if not _holds_lessons(location):
+            carry(old, location, path, args, copy)
+    if not holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
-        print(_no_lessons(location, explicit, str(args.dir or os.getcwd())))
+        print(no_lessons(location, explicit, str(args.dir or os.getcwd())))
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
               file=sys.stderr)
         return 1
     return 0
-
-
-def _carry(old: str, location: str, path: Any, args: argparse.Namespace, copy: str) -> None:
-    """Hand the episodes the hooks on `old` still watch to the hooks on `location`, or say why they stay."""
-    from lamar._errors import LamarError
-    from lamar.cli.render import plural
-    from lamar_claude_code.carry import carry_open
-    from lamar_claude_code.context import find_repo
-
-    everywhere = bool(getattr(args, "user", False))
-    repo = None if everywhere else find_repo(path.parent.parent)
-    try:
-        carried, left = carry_open(old, location, str(repo) if repo else None, every_repo=everywhere)
-    except (LamarError, OSError) as exc:
-        print(f"note: the episodes the hooks on {old} still watch stay there ({exc})", file=sys.stderr)
-        return
-    if carried:
-        print(f"carried {plural(carried, 'episode')} the hooks on {old} still watched: the next prompt, git and "
-              f"the session's end settle them in {location}")
-    if left:
-        print(f"note: {plural(left, 'episode')} the hooks on {old} still watch, not in {location}, can take no "
-              f"outcome there: {copy} copies them in, then this install run again carries them", file=sys.stderr)
-
-
-def _no_lessons(location: str, explicit: str | None, folder: str) -> str:
-    """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
-    from lamar_claude_code.context import find_repo, project_name
-
-    where = f" --store {shlex.quote(explicit)}" if explicit else ""
-    lamar = program_name()
-    # A lesson with no scope is recalled on every prompt of every project these hooks serve; the
-    # imported rules are scoped to the project, so the hand-written one is too.
-    project = shlex.quote(f"project={project_name(folder, find_repo(folder))}")
-    return (f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
-            f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
-            f"`{lamar} add{where} --precondition .. --action .. --scope {project}` writes one by hand for this "
-            f"project (without --scope, for every project){_beside(location, where)}")
-
-
-def _beside(location: str, where: str) -> str:
-    """Advice to copy the lessons of a store of the same name beside `location`, else "".
-
-    Following the pages in order, `lamar import-rules --apply --create` fills the default
-    experience.json, then `install --store ~/.lamar/experience.db` starts an empty store beside it.
-    """
-    from pathlib import Path
-
-    from lamar.cli.session import is_file_location, store_beside
-
-    other = store_beside(Path(location).expanduser()) if is_file_location(location) else None
-    if other is None or not _holds_lessons(str(other)):
-        return ""
-    return (f"; {other} beside it holds lessons that the hooks do not read: `{program_name()} import "
-            f"{shlex.quote(str(other))}{where}` copies them in")
-
-
-def _holds_lessons(location: str) -> bool:
-    """Whether the store holds a lesson that is not retired; True when it cannot be read (no advice then)."""
-    from lamar import Lamar
-    from lamar._errors import LamarError
-
-    try:
-        lam = Lamar(location)
-        try:
-            return any(exp.status.value != "retired" for exp in lam.experiences())
-        finally:
-            lam.close()
-    except (LamarError, OSError):  # the hint is advice: install's outcome never depends on reading the store
-        return True
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
@@ -260,11 +192,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
         holding += [path] if entries else []
         for event, command in entries:
+            missing = settings.gone(command)
             if command not in checked:
-                checked[command] = settings.runs_without_path(command)
+                checked[command] = missing or settings.runs_without_path(command)
             problem = checked[command]
             print(f"  {event}: {command}")
-            if problem:
+            if missing:
+                print(f"    FAILS: {missing}, so Lamar is off; {reinstall(scope, command)}")
+            elif problem:
                 print(f"    FAILS without your PATH: {problem}; run lamar claude-code install again")
             else:
                 print("    runs without your PATH")
@@ -290,8 +225,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     # The plugin's users never see install's advice, and hooks over an empty store are a silent no-op.
     # A missing store is not opened (that would create it): the first hook or `import-rules --apply` makes it.
     missing = "://" not in location and not os.path.exists(os.path.expanduser(location))
-    if missing or not _holds_lessons(location):
-        print(_no_lessons(location, getattr(args, "store", None), os.getcwd()))
+    if missing or not holds_lessons(location):
+        print(no_lessons(location, getattr(args, "store", None), os.getcwd()))
     state = read_state(paths.state)
     last = state["last"]
     if last:

@@ -619,3 +619,26 @@ def test_install_with_another_store_carries_the_episodes_still_open(repo: Path, 
     with Lamar(str(new)) as lam:
         assert lam.episode(episode).signal is not None  # the next prompt read it, in the store the hooks use
     assert lamar(env, repo, "install", "--store", str(new)).stdout.count("carried") == 0  # nothing twice
+
+
+def test_status_names_a_hook_command_whose_python_or_hook_is_gone(repo: Path, env: dict[str, str],
+                                                                  tmp_path: Path) -> None:
+    """A virtual environment deleted after install: Claude Code shows each event as a non-blocking hook error
+    ('/bin/sh: 1: .../python: not found'), and status blamed the PATH Claude Code starts with."""
+    store = tmp_path / "experience.db"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    settings = repo / ".claude" / "settings.local.json"
+    python, quick = tmp_path / "old-venv" / "bin" / "python", tmp_path / "old-clone" / "lamar_claude_code" / "quick.py"
+    text = settings.read_text()
+    settings.write_text(text.replace(sys.executable, str(python), 1)
+                        .replace(str(Path(__file__).parents[3] / "integrations" / "lamar_claude_code" / "quick.py"),
+                                 str(quick)))
+    shown = lamar(env, repo, "status")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    reinstall = f"`lamar claude-code install --store {store}` writes this Lamar's instead"
+    assert (f"    FAILS: its Python {python} is gone (its virtual environment deleted or moved), so Lamar is off; "
+            f"{reinstall}") in lines, shown.stdout
+    assert (f"    FAILS: its hook {quick} is gone (the Lamar it belonged to deleted or moved), so Lamar is off; "
+            f"{reinstall}") in lines, shown.stdout
+    assert "without your PATH" not in shown.stdout

@@ -1,0 +1,90 @@
+"""What `lamar claude-code install` and `status` advise: how to fill a store with no lessons, what the hooks
+left in the store they wrote to before, and the install that replaces a hook command whose Python is gone."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+from lamar.program import program_name
+
+
+def carry(old: str, location: str, path: Any, args: argparse.Namespace, copy: str) -> None:
+    """Hand the episodes the hooks on `old` still watch to the hooks on `location`, or say why they stay."""
+    from lamar._errors import LamarError
+    from lamar.cli.render import plural
+    from lamar_claude_code.carry import carry_open
+    from lamar_claude_code.context import find_repo
+
+    everywhere = bool(getattr(args, "user", False))
+    repo = None if everywhere else find_repo(path.parent.parent)
+    try:
+        carried, left = carry_open(old, location, str(repo) if repo else None, every_repo=everywhere)
+    except (LamarError, OSError) as exc:
+        print(f"note: the episodes the hooks on {old} still watch stay there ({exc})", file=sys.stderr)
+        return
+    if carried:
+        print(f"carried {plural(carried, 'episode')} the hooks on {old} still watched: the next prompt, git and "
+              f"the session's end settle them in {location}")
+    if left:
+        print(f"note: {plural(left, 'episode')} the hooks on {old} still watch, not in {location}, can take no "
+              f"outcome there: {copy} copies them in, then this install run again carries them", file=sys.stderr)
+
+
+def reinstall(scope: str, command: str) -> str:
+    """The install that rewrites a hook command naming what is gone, with the store it named."""
+    from lamar_claude_code.quick import named_store
+
+    store = named_store(shlex.split(command.removesuffix(" || exit 1")))
+    flag = {"project": " --project", "user": " --user"}.get(scope, "")
+    return (f"`{program_name()} claude-code install{flag}{' --store ' + shlex.quote(store) if store else ''}` "
+            "writes this Lamar's instead")
+
+
+def no_lessons(location: str, explicit: str | None, folder: str) -> str:
+    """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
+    from lamar_claude_code.context import find_repo, project_name
+
+    where = f" --store {shlex.quote(explicit)}" if explicit else ""
+    lamar = program_name()
+    # A lesson with no scope is recalled on every prompt of every project these hooks serve; the
+    # imported rules are scoped to the project, so the hand-written one is too.
+    project = shlex.quote(f"project={project_name(folder, find_repo(folder))}")
+    return (f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
+            f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
+            f"`{lamar} add{where} --precondition .. --action .. --scope {project}` writes one by hand for this "
+            f"project (without --scope, for every project){beside(location, where)}")
+
+
+def beside(location: str, where: str) -> str:
+    """Advice to copy the lessons of a store of the same name beside `location`, else "".
+
+    Following the pages in order, `lamar import-rules --apply --create` fills the default
+    experience.json, then `install --store ~/.lamar/experience.db` starts an empty store beside it.
+    """
+    from pathlib import Path
+
+    from lamar.cli.session import is_file_location, store_beside
+
+    other = store_beside(Path(location).expanduser()) if is_file_location(location) else None
+    if other is None or not holds_lessons(str(other)):
+        return ""
+    return (f"; {other} beside it holds lessons that the hooks do not read: `{program_name()} import "
+            f"{shlex.quote(str(other))}{where}` copies them in")
+
+
+def holds_lessons(location: str) -> bool:
+    """Whether the store holds a lesson that is not retired; True when it cannot be read (no advice then)."""
+    from lamar import Lamar
+    from lamar._errors import LamarError
+
+    try:
+        lam = Lamar(location)
+        try:
+            return any(exp.status.value != "retired" for exp in lam.experiences())
+        finally:
+            lam.close()
+    except (LamarError, OSError):  # the hint is advice: install's outcome never depends on reading the store
+        return True
