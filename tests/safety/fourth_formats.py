@@ -265,10 +265,11 @@ SECRETS: list[Secret] = [
         "6123456789:AA" + _r(_URLSAFE, 33, "tg"),
     ),
     # Discord developer docs: bot tokens (base64 id . 6 . 38) and webhook URLs.
+    # The first part is the bot's user id in base64 (MTE4... for 118...), as the format gives it.
     _put(
         "discord-bot",
         "client.run('@@')",
-        "MTEy" + _r(_ALNUM, 22, "dcb") + "." + _r(_URLSAFE, 6, "dcb2") + "." + _r(_URLSAFE, 38, "dcb3"),
+        "MTE4NzY1NDMyMTA5ODc2NTQzMg." + _r(_URLSAFE, 6, "dcb2") + "." + _r(_URLSAFE, 38, "dcb3"),
     ),
     _put(
         "discord-webhook",
