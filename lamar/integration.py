@@ -41,3 +41,13 @@ def settled_as_failed(lamar: Lamar, episode: str) -> bool:
 
 
 __all__ = ["a_or_an", "echoed", "engine", "outcome", "settled_as_failed"]  # a_or_an, echoed: for their messages
+
+
+def not_in_store(lamar: Lamar, episode: str, what: str) -> str:
+    """The warning for an episode that an integration reports or settles and the store does not hold. Sleep
+    may have compacted it, which loses nothing; but a worker that opened another store than the one that
+    recalled it (a thread resumed elsewhere) loses the outcome, and only the log can say so inside the run."""
+    return (f"Lamar's episode {episode} is not in the store {lamar.store.location}, so this {what} was not "
+            "recorded: sleep compacted it (nothing is lost), or this process opened another store than the one "
+            "that recalled it (another namespace, file or ':memory:'): every process that runs or resumes a "
+            "thread must open the same store")

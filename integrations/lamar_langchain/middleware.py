@@ -35,6 +35,7 @@ from lamar import (
     DuplicateReport,
     InvalidArgument,
     InvalidReward,
+    Lamar,
     LamarError,
     Recall,
     Signal,
@@ -44,8 +45,8 @@ from lamar import (
 from lamar.arguments import slots
 from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
+from lamar.integration import not_in_store, settled_as_failed
 from lamar.integration import outcome as checked_outcome
-from lamar.integration import settled_as_failed
 from lamar.recall import render_prompt
 from lamar.signals import to_reward
 from lamar_langchain.conventions import (
@@ -231,7 +232,7 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             return
         if silent and settled_as_failed(self.lamar, episode):
             return  # silence after a failed run is no acceptance; only an explicit outcome replaces it
-        _report_quietly(self.lamar.report, episode, outcome)
+        _report_quietly(self.lamar, episode, outcome)
 
     def _context(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, str]:
         config = _run_config()
@@ -370,9 +371,9 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             if self.failed_outcome is None:
                 self.lamar.expire(episode, reason)
             else:
-                _report_quietly(self.lamar.report, episode, self.failed_outcome)
+                _report_quietly(self.lamar, episode, self.failed_outcome)
         except UnknownEpisode:
-            log.info("Lamar's episode %s is gone (sleep compacted it): nothing to settle", episode)
+            log.warning("%s", not_in_store(self.lamar, episode, "settlement of a failed run"))
         except StoreError as exc:  # fail open in one line: a traceback would bury the agent's own error
             log.warning("Lamar could not settle episode %s of a failed run (it stays pending): %s", episode, exc)
         except Exception:  # fail open: the agent's own error is the one to surface
@@ -434,13 +435,13 @@ _WATCHING: ContextVar[_LessonsSeen | None] = ContextVar("lamar_lessons_seen", de
 register_configure_hook(_WATCHING, inheritable=True)
 
 
-def _report_quietly(report: Callable[..., None], episode: str, outcome: Outcome) -> None:
+def _report_quietly(lamar: Lamar, episode: str, outcome: Outcome) -> None:
     try:
-        report(episode, outcome)
+        lamar.report(episode, outcome)
     except DuplicateReport:
         pass  # the app reported it already
     except UnknownEpisode:
-        log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
+        log.warning("%s", not_in_store(lamar, episode, "report"))
     except StoreError as exc:  # fail open: the turn goes on; the episode stays pending
         log.warning("Lamar could not report episode %s: %s", episode, exc)
 

@@ -27,7 +27,7 @@ from lamar import (
     UnknownEpisode,
 )
 from lamar.experience import check_context, context_within, fit_context
-from lamar.integration import engine
+from lamar.integration import engine, not_in_store
 from lamar.signals import to_reward
 from lamar_langgraph.attempts import Attempts
 
@@ -375,8 +375,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 # by another resume of this thread or the app (maybe another: refused, not dropped).
                 if episode == todo[2]:
                     _same_outcome(lamar, episode, todo[1])
-            except UnknownEpisode:  # gone: sleep compacted it; nothing is left to report
-                log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
+            except UnknownEpisode:  # compacted by sleep, or recalled in another store: marked done, not retried
+                log.warning("%s", not_in_store(lamar, episode, "report"))
             except StoreError as exc:  # fail open: it stays open, for the next report node to try
                 log.warning("Lamar could not report episode %s: %s", episode, exc)
                 continue
@@ -397,7 +397,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 if episode == todo[2]:
                     await asyncio.to_thread(_same_outcome, lamar, episode, todo[1])
             except UnknownEpisode:
-                log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
+                log.warning("%s", not_in_store(lamar, episode, "report"))
             except StoreError as exc:
                 log.warning("Lamar could not report episode %s: %s", episode, exc)
                 continue

@@ -256,7 +256,29 @@ def test_a_previous_episode_that_sleep_compacted_costs_nothing(chat_model: Any,
     caplog.set_level("INFO", logger="lamar_langchain")
     second = agent.invoke({"messages": [{"role": "user", "content": "thanks"}]}, config)
     assert second["messages"][-1].text == "two" and second["lamar_episode_id"] != first["lamar_episode_id"]
-    assert "is gone" in caplog.text
+    assert "not in the store :memory:" in caplog.text and "sleep compacted it (nothing is lost)" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_an_outcome_sent_to_a_worker_on_another_store_is_named_lost_in_the_log(
+        chat_model: Any, caplog: pytest.LogCaptureFixture, mode: str) -> None:
+    # Two workers share the thread's checkpointer, and the second opened another store (another namespace, its
+    # own file): the outcome of the first worker's turn reaches no store, and the log must say so at WARNING.
+    (recalled, _), (other, _) = engine(), engine()
+    saver, config = InMemorySaver(), {"configurable": {"thread_id": "two-workers"}}
+
+    def worker(lam: Lamar, reply: str) -> Any:
+        return create_agent(chat_model(reply), [], checkpointer=saver,
+                            middleware=[LamarMiddleware(lam, {"project": "trace"})])
+
+    first = worker(recalled, "one").invoke({"messages": [{"role": "user", "content": "fix the build"}]}, config)
+    second = worker(other, "two")
+    message = {"messages": [{"role": "user", "content": "that broke it"}], "lamar_outcome": "corrected"}
+    with caplog.at_level("WARNING", logger="lamar_langchain"):
+        await second.ainvoke(message, config) if mode == "ainvoke" else second.invoke(message, config)
+    assert recalled.episode(first["lamar_episode_id"]).signal is None
+    warned, = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert first["lamar_episode_id"] in warned and "another store" in warned
 
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])

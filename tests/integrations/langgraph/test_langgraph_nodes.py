@@ -451,3 +451,29 @@ def test_a_new_message_while_a_review_is_pending_leaves_the_earlier_turn_open_fo
     app.invoke(Command(resume="reverted"), config)
     for episode in (first["lamar_episode_id"], second["lamar_episode_id"]):
         assert (lam.episode(episode).signal, lam.episode(episode).reports) == ("reverted", 1)
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_resume_by_a_worker_on_another_store_warns_that_the_outcome_is_lost(
+        mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    # Two workers share the thread's checkpointer; the one that resumes opened another store (another namespace,
+    # its own file): the review's outcome reaches no store, and the log must say so, not pass it as compacted.
+    recalled, other = Lamar(":memory:", seed=1), Lamar(":memory:", seed=1)
+    recalled.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    saver, config = InMemorySaver(), thread("two-workers")
+
+    def worker(lam: Lamar) -> Any:
+        return in_line(State, ("recall", recall_node(lam)),
+                       ("review", lambda state: {"lamar_outcome": interrupt({"question": "did it work?"})}),
+                       ("report", report_node(lam))).compile(checkpointer=saver)
+
+    paused = worker(recalled).invoke({"messages": [HumanMessage("it fails")], "lamar_context": {"project": "trace"}},
+                                     config)
+    episode = paused["lamar_episode_id"]
+    resume = worker(other).invoke if mode == "invoke" else worker(other).ainvoke
+    with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"):
+        done = resume(Command(resume="reverted"), config)
+        done = done if mode == "invoke" else await done
+    assert recalled.episode(episode).signal is None and done["lamar_episodes"][episode] == "reported"
+    warned, = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert episode in warned and "another store" in warned and "report was not recorded" in warned
