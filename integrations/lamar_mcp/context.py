@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -59,33 +61,71 @@ def normalise(context: Mapping[str, str], known: Mapping[str, list[str]]) -> dic
     return out
 
 
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
 def _folded(label: str) -> str:
     # A model pads labels with spaces as readily as it capitalises them; the result shows them
-    # neutralised, which trims them, so an unmatched " shop " would read as "shop".
-    return label.strip().lower()
+    # neutralised, which trims them, so an unmatched " shop " would read as "shop". It also writes a
+    # label's words apart with a hyphen or a space where the scope has an underscore ("build-fails").
+    return _SEPARATORS.sub("_", label.strip().lower())
 
 
 def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:
-    """Why no lesson is eligible, and which labels the lessons use (one sentence each)."""
+    """Why no lesson is eligible, which labels given look like misspellings of ones the lessons use, and
+    which labels the lessons use (one sentence each)."""
     if not known:
         return "The store holds no lessons yet: propose_lesson adds one."
-    return (f"No lesson's scope matches {_shown(context)}. The lessons are scoped by {_listing(known)} (the "
-            "resource lamar://scopes lists them): recall with those labels, or with text that describes the task.")
+    return (f"No lesson's scope matches {_shown(context)}.{_meant(_close(context, known))} The lessons are scoped "
+            f"by {_listing(known)} (the resource lamar://scopes lists them): recall with those labels, or with text "
+            "that describes the task.")
 
 
 def recall_hint(context: Mapping[str, str], known: Mapping[str, list[str]], eligible: Sequence[str],
                 unscoped: Callable[[Sequence[str]], bool]) -> str:
     """recall's hint: `hint` when no lesson is eligible; when only lessons without a scope are (`unscoped`
-    says so of the ids), the values the lessons use for each key given whose value none uses; else ""."""
+    says so of the ids), the values the lessons use for each key given whose value none uses, and for a key
+    given that looks like a misspelling of one they use; else ""."""
     if not eligible:
         return hint(context, known)
     # A lesson eligible by a scope matched a label given: the labels reached the lessons meant for them.
     missed = {key: value for key, value in context.items() if key in known and value not in known[key]}
-    if not missed or not unscoped(eligible):
+    close = _close(context, known)
+    if not (missed or close) or not unscoped(eligible):
         return ""
-    return (f"Only lessons without a scope match {_shown(context)}: no lesson is scoped by {_listing(missed)}. "
-            f"The lessons are scoped by {_listing({k: known[k] for k in missed})} (the resource lamar://scopes "
-            "lists them): recall with those labels for the lessons scoped by them.")
+    named = f": no lesson is scoped by {_listing(missed)}" if missed else ""
+    keys = [*missed, *(target for target, _, _ in close if target not in missed)]
+    return (f"Only lessons without a scope match {_shown(context)}{named}.{_meant(close)} The lessons are scoped "
+            f"by {_listing({k: known[k] for k in keys})} (the resource lamar://scopes lists them): recall with "
+            "those labels for the lessons scoped by them.")
+
+
+def _close(context: Mapping[str, str], known: Mapping[str, list[str]]) -> list[tuple[str, str, str]]:
+    """(key the lessons use, what to say, label given) for each label given that looks like a misspelling
+    of a key or a value the lessons use: only named to the model, never used in its place, as a label one
+    letter off may be another project's."""
+    keys = {_folded(k): k for k in known}
+    found = []
+    for key, value in context.items():
+        target = key if key in known else _nearest(key, keys)
+        if target is None:
+            continue
+        spelled = value if value in known[target] else _nearest(value, {_folded(v): v for v in known[target]})
+        given = f"{neutralize(key)} = {neutralize(value)}"
+        if spelled is not None and (target, spelled) != (key, value):
+            found.append((target, f"{neutralize(target)} = {neutralize(spelled)} for {given}", key))
+        elif target != key:
+            found.append((target, f"the key {neutralize(target)} for {given}", key))
+    return found
+
+
+def _meant(close: list[tuple[str, str, str]]) -> str:
+    return f" Did you mean {'; '.join(said for _, said, _ in close)}?" if close else ""
+
+
+def _nearest(label: str, folded: Mapping[str, str]) -> str | None:
+    found = difflib.get_close_matches(_folded(label), list(folded), n=1, cutoff=0.75)
+    return folded[found[0]] if found else None
 
 
 def _shown(context: Mapping[str, str]) -> dict[str, str]:

@@ -165,3 +165,30 @@ async def test_a_proposed_or_edited_scope_is_spelled_as_recall_spells_labels(sto
     with Lamar(str(store)) as lam:
         assert dict(lam.get(new[0]).scope) == {"project": "shop", "language": "swift"}
         assert dict(lam.get(new[1]).scope) == {"project": "shop"}
+
+
+async def test_a_label_written_with_hyphens_or_spaces_matches_and_a_misspelt_one_gets_a_did_you_mean(
+        tmp_path: Path) -> None:
+    path = tmp_path / "experience.db"
+    with Lamar(str(path), seed=0) as lam:
+        build = lam.add(Experience("the build fails after a bump", "clear the cache",
+                                   scope=Scope(project="trace", task="build_fails")))
+        lam.add(Experience("a migration times out", "run it in batches", scope=Scope(project="shop")))
+    async with stdio_session(path, "--seed", "3") as session:
+        async def recall(context: dict[str, str]) -> dict[str, object]:
+            found = await session.call_tool("recall", {"context": context, "dry_run": True})
+            assert not found.is_error, found.content
+            return found.structured_content or {}
+
+        for written in ("build-fails", "Build Fails", "BUILD  fails"):
+            found = await recall({"project": "trace", "task": written})
+            assert found["context"] == {"project": "trace", "task": "build_fails"}, written
+            assert [row["lesson_id"] for row in found["preview"]] == [build] and found["hint"] == "", written
+        # A misspelt label is named with the one it looks like, not used in its place.
+        typo = await recall({"project": "trace", "task": "buidl_fails"})
+        assert typo["preview"] == [] and typo["context"]["task"] == "buidl_fails"
+        assert "Did you mean task = build_fails for task = buidl_fails?" in typo["hint"], typo["hint"]
+        both = (await recall({"project": "trce", "tsak": "build_fails"}))["hint"]
+        assert "Did you mean project = trace for project = trce; task = build_fails for tsak = build_fails?" in both
+        far = (await recall({"project": "payments"}))["hint"]
+        assert "Did you mean" not in far and "project = shop, trace" in far
