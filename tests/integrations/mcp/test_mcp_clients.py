@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lamar_mcp.launch import stdio_session
 
 # The JSON Schema keywords every function-calling API behind these clients takes: Gemini's (the
@@ -50,3 +52,21 @@ async def test_a_label_key_past_64_characters_is_refused_by_the_tool_not_the_sch
     async with stdio_session(store) as session:
         result = await session.call_tool("recall", {"context": {"k" * 65: "trace"}})
     assert result.is_error and "keys at most 64 characters" in result.content[0].text, result.content
+
+
+async def test_started_in_the_root_or_the_home_folder_recall_derives_no_project_or_language(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / "scripts").mkdir(parents=True)
+    (home / "scripts" / "backup.sh").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("HOME", str(home))  # the server's environment is this process's
+    for folder in ("/", home):
+        async with stdio_session(store, "--seed", "3", cwd=folder) as session:
+            alone = await session.call_tool("recall", {"text": "the Xcode build fails after a dependency bump",
+                                                       "dry_run": True})
+            assert alone.structured_content["context"] == {"task": "build_fails"}, (folder, alone.content)
+            given = await session.call_tool("recall", {"text": "the Xcode build fails after a dependency bump",
+                                                       "context": {"project": "trace"}, "dry_run": True})
+            found = given.structured_content
+            assert found["context"] == {"project": "trace", "task": "build_fails"}, (folder, found)
+            assert found["preview"], found  # the project's lessons scoped by no language are eligible
