@@ -17,7 +17,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from lamar import Lamar, LamarError
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
-from lamar.cli.review import REPORT_FORMAT, decisions_problem, parse_report, read_traces, save_report
+from lamar.cli.review import (
+    REPORT_FORMAT,
+    decisions_problem,
+    parse_report,
+    read_traces,
+    report_held,
+    save_report,
+)
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
@@ -129,7 +136,8 @@ class SleepReview:
                 raise ValueError(refusal)
             writer = self._writer()
             report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
-            save_report(str(self.report_path), report.to_dict())
+            with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
+                save_report(str(self.report_path), report.to_dict())
             made = _made_message(writer, report)
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
 
@@ -142,23 +150,34 @@ class SleepReview:
     async def sleep_decide(self, request: Request) -> Response:
         form = await self._form(request)
         pid, decision = str(form.get("proposal", "")), str(form.get("decision", ""))
-        data, problem = self._report()
-        if problem:
-            return self._told(problem)
-        if data is None or decision not in ("approved", "rejected") or \
-                pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
-            return self._told("that proposal is not in the current report: run sleep again")
-        other = "rejected" if decision == "approved" else "approved"
-        order = [p["id"] for p in data["proposals"]]
-        chosen = set(data.get(decision, [])) | {pid}
-        data[decision] = [i for i in order if i in chosen]
-        data[other] = [i for i in data.get(other, []) if i != pid]
-        data["reviewed"] = time.time()
-        try:
+
+        def decide() -> str:
+            data, problem = self._report()
+            if problem:
+                return problem
+            if data is None or decision not in ("approved", "rejected") or \
+                    pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
+                return "that proposal is not in the current report: run sleep again"
+            other = "rejected" if decision == "approved" else "approved"
+            order = [p["id"] for p in data["proposals"]]
+            chosen = set(data.get(decision, [])) | {pid}
+            data[decision] = [i for i in order if i in chosen]
+            data[other] = [i for i in data.get(other, []) if i != pid]
+            data["reviewed"] = time.time()
             save_report(str(self.report_path), data)  # the same record `lamar review` writes
-        except OSError as exc:  # a full disk: the page says so, the report there is left as it was
+            return f"{printed_id(pid)} {decision}"
+
+        def held() -> str:
+            # Read and written under the report's lock: a review saving meanwhile would otherwise drop
+            # this decision, or this one that review's answers. Waited for in a thread, not in the loop.
+            with report_held(str(self.report_path)):
+                return decide()
+
+        try:
+            message = await run_in_threadpool(held)
+        except (OSError, LamarError) as exc:  # a full disk: the page says so, the report there is left as it was
             return self._told(_said(exc))
-        return self._told(f"{printed_id(pid)} {decision}")
+        return self._told(message)
 
     async def sleep_apply(self, request: Request) -> Response:
         """Apply the approvals the clicked page showed, and only while the report still holds

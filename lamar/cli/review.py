@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import InvalidArgument, LamarError, ModelError, echoed
+from lamar._errors import InvalidArgument, LamarError, ModelError, StoreError, echoed
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
@@ -122,6 +124,33 @@ def save_report(path: str, data: Mapping[str, Any]) -> None:
     write_output(Path(path), text, "the sleep report")
 
 
+@contextlib.contextmanager
+def report_held(path: str, timeout: float = 30.0) -> Iterator[None]:
+    """The report file to this process alone while its decisions are read and written back (a review's
+    answers, a decision in `lamar ui`, a new report of sleep): two writers that each read the file, then
+    save it, would otherwise drop what the other saved in between. The lock is a file beside the report.
+
+    Raises:
+        StoreError: another process kept the lock past `timeout` seconds, or it cannot be made.
+    """
+    from lamar.store.file_lock import NOFOLLOW, exclusive
+
+    at = Path(path)
+    lock = at.with_name(at.name + ".lock")
+    try:
+        fd = exclusive(lock, timeout, flags=NOFOLLOW, mode=0o600)
+    except OSError as exc:
+        raise StoreError(f"cannot lock the sleep report {path} (via {lock}): {exc.strerror or exc}; nothing was "
+                         f"saved: name a report in a folder you can write, or remove {lock} if it is a link") from exc
+    if fd is None:
+        raise StoreError(f"another `lamar review`, `lamar sleep` or `lamar ui` held {lock} past {timeout:g} s while "
+                         f"saving {path}; nothing was saved: run this again once it is done")
+    try:
+        yield
+    finally:
+        os.close(fd)  # lets go of the lock
+
+
 def check_traces(paths: Sequence[str]) -> None:
     """Refuse a --traces path that is not a JSON Lines file, saying what it is instead."""
     for path in paths:
@@ -188,7 +217,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         return 0
     if args.out is not None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        save_report(args.out, data)  # every proposal: review and apply check the store themselves
+        with report_held(args.out):  # not in the middle of a review's write-back, which would put the old one back
+            save_report(args.out, data)  # every proposal: review and apply check the store themselves
     if args.json:  # the whole report, as saved, and which of its proposals a script can pass over
         dump_json({**data, "already_applied": done})  # None: the store could not say
         _mining_failed(report, args.out)
@@ -362,9 +392,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     order = [p.id for p in report.proposals]
     data["approved"] = [pid for pid in order if pid in approved]
     data["rejected"] = [pid for pid in order if pid in rejected]
-    data = _over_decisions_since(args.report, data, answered)
-    data["reviewed"] = time.time()
-    save_report(args.report, data)
+    with report_held(args.report):  # what another writer saved is read, and kept, before this is saved
+        data = _over_decisions_since(args.report, data, answered)
+        data["reviewed"] = time.time()
+        save_report(args.report, data)
     left = len(data.get("proposals", [])) - len(data["approved"]) - len(data["rejected"])
     print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided; "
           f"saved in {args.report}. Next: lamar apply {args.report}")

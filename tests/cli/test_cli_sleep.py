@@ -720,3 +720,43 @@ def test_apply_only_takes_the_start_of_a_proposal_id(run_cli, sqlite_store, ids,
     only = run_cli("apply", report, "--store", sqlite_store, "--only", start)
     assert only.returncode == 0 and only.stdout.startswith("applied 1, skipped 0"), only.stderr
     assert chosen["contradiction"] in only.stdout
+
+
+def test_two_reviews_saving_at_once_keep_each_others_answers(run_cli, json_store, make_report, monkeypatch):
+    # Two people reviewed one report: the second saved its answers between the first's re-read of the file
+    # and its save, and the first wrote back what it had re-read, so the second's rejection was gone.
+    from lamar.cli import review
+    from lamar.cli.parser import build_parser
+    from lamar.store import file_lock
+
+    report = make_report(json_store)
+    first, second = (p["id"] for p in json.loads(report.read_text())["proposals"])
+    main = threading.current_thread()
+    answers = {main: iter(["y", "q"])}
+    other_args = build_parser().parse_args(["review", str(report), "--store", str(json_store)])
+    other_done: list[int] = []
+    others: list[threading.Thread] = []
+
+    def other_review() -> None:
+        answers[threading.current_thread()] = iter(["y", "n"])
+        other_done.append(review.cmd_review(other_args))
+
+    save = review.save_report
+
+    def save_while_the_other_review_saves(path: str, data: dict) -> None:
+        if threading.current_thread() is main and not other_done:
+            others.append(threading.Thread(target=other_review))
+            others[0].start()
+            for _ in range(1000):  # until it has saved, or waits for the report's lock
+                if other_done or file_lock._live:
+                    break
+                others[0].join(0.01)
+        save(path, data)
+
+    monkeypatch.setattr(review, "_ask", lambda prompt: next(answers[threading.current_thread()]))
+    monkeypatch.setattr(review, "save_report", save_while_the_other_review_saves)
+    out = run_cli("review", report, "--store", json_store)
+    others[0].join(30)
+    assert out.returncode == 0 and other_done == [0], out.stdout + out.stderr
+    saved = json.loads(report.read_text())
+    assert (saved["approved"], saved["rejected"]) == ([first], [second])
