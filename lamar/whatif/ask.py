@@ -17,6 +17,7 @@ from lamar.whatif.slate import Slate
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
+    from lamar.store.base import Store
 
 MIN_EPISODES = 30  # fewer reported episodes than this give intervals no one should read
 
@@ -139,6 +140,29 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
                           "change nothing")
 
 
+def _check_scope(store: Store, scope: Mapping[str, str], shown: int = 10) -> None:
+    """Refuse a scope pair that no logged episode's context has (a typo), naming the values its key
+    has there, or the keys there are; a scope whose pairs each match some episode passes.
+
+    Raises:
+        InvalidArgument: the pair, with what the logged contexts hold instead.
+    """
+    from lamar.whatif.cache import fold_store
+
+    folded = fold_store(store)
+    contexts = [folded.contexts[c] for c in sorted({c for c, live in zip(folded.context, folded.alive) if live})]
+    for key, value in scope.items():
+        if not contexts or any(ctx.get(key) == value for ctx in contexts):
+            continue
+        values = sorted({ctx[key] for ctx in contexts if key in ctx})
+        found, what = (values, f"the values of {echoed(key)} there") if values else (
+            sorted({k for ctx in contexts for k in ctx}), f"none has the key {echoed(key)}; the keys there")
+        listed = ", ".join(map(echoed, found[:shown])) + (f" and {len(found) - shown} more" if len(found) > shown
+                                                             else "")
+        raise InvalidArgument(f"scope {key}={echoed(value)} matches none of the logged episodes' contexts "
+                              f"({what}: {listed or 'none'}): pass one of them, or leave the scope out")
+
+
 def logged_k(slates: Iterable[Slate], default: int) -> int:
     """The slots the logged recalls had, as the log shows them: the most lessons any episode
     wanted (a recall's k is not logged, and may differ from the engine's default)."""
@@ -178,6 +202,8 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     specs = _distinct(list(STANDARD) if policy is None else
                       [policy] if isinstance(policy, str) or not isinstance(policy, Iterable) else list(policy))
     log = read_log(lam.store, since, scope)
+    if scope and not log.logged:
+        _check_scope(lam.store, scope)
     selected = since is not None or bool(scope)
     check_log(log, minimum, lam.store.location, selected)
     slots = logged_k(log.slates, lam.k)

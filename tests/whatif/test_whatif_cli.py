@@ -80,6 +80,17 @@ def test_scope_since_and_estimators(logged: Path) -> None:
     assert status == 1 and "0 reported episode(s) in this selection" in err
 
 
+def test_a_scope_value_no_episode_has_is_named_with_the_values_there(logged: Path) -> None:
+    # --scope task=deploy_servce (a typo) was told only "0 reported episode(s) in this selection".
+    status, _, err = run("whatif", "--store", str(logged), "--scope", "task=deploy_servce")
+    assert status == 1 and "scope task='deploy_servce' matches none of the logged episodes' contexts" in err, err
+    assert "the values of 'task' there: " in err and "'deploy_service'" in err, err
+    status, _, err = run("whatif", "--store", str(logged), "--scope", "tsk=deploy_service")
+    assert status == 1 and "none has the key 'tsk'; the keys there: " in err and "'task'" in err, err
+    status, _, err = run("whatif", "--store", str(logged), "--scope", "task=deploy_service", "--since", "2999-01-01")
+    assert status == 1 and "0 reported episode(s) in this selection" in err, err  # the pair is there: since is not
+
+
 def test_refusals_name_what_is_missing(tmp_path: Path, logged: Path) -> None:
     path = tmp_path / "few.db"
     with Lamar(str(path)) as lam:
