@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 
 from lamar._errors import InvalidArgument
 from lamar.signals import Signal, to_reward
-from lamar.storable import finite_number
+from lamar.storable import finite_number, whole_number
 
 # The second design's knobs, accepted and ignored (with a DeprecationWarning) so that code and
 # stores written for it keep running; docs/decisions.md says what replaced each one.
@@ -84,8 +84,8 @@ class Policy:
             raise InvalidArgument(f"discount must be in (0, 1]; got {self.discount!r}")
         if not (finite_number(self.explore) and self.explore >= 0.0):
             raise InvalidArgument(f"explore must be a finite number >= 0; got {self.explore!r}")
-        if not (finite_number(self.warmup) and self.warmup >= 1):
-            raise InvalidArgument(f"warmup must be at least 1; got {self.warmup!r}")
+        if not whole_number(self.warmup, low=1):  # a count of tries, as Lamar(warmup=...) takes it
+            raise InvalidArgument(f"warmup must be a whole number, at least 1; got {self.warmup!r}")
         if self.pending_after is not None and not (finite_number(self.pending_after) and self.pending_after >= 0.0):
             raise InvalidArgument(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
         if self.pending_outcome is not None:
