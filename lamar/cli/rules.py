@@ -85,7 +85,8 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
             print(f"  skipped {rule.file}  ({why})")
         else:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {shorten(visible(rule.text), 80)}")
-    print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
+    print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} "
+          f"{'as a candidate' if len(plan.lessons) == 1 else 'as candidates'}, "
           f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh, bool(hooks)))
     if {e.provenance.get("file") for e in plan.lessons} & set(plan.claude_reads):
         print(_still_read(plan.claude_reads, Path(args.folder)))

@@ -375,6 +375,13 @@ def _lamar(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=60, check=False)
 
 
+def test_the_cli_counts_one_lesson_as_one_candidate(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("# shop\n\n- Run `pytest -x` before committing.\n")
+    shown = _lamar(tmp_path, "import-rules", "--store", str(tmp_path / "store.db"))
+    assert shown.returncode == 0, shown.stderr
+    assert "1 lesson to add as a candidate, 0 blocks skipped" in shown.stdout, shown.stdout
+
+
 def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     store = tmp_path / "store.db"
