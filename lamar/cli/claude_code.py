@@ -344,6 +344,12 @@ def _plugin_status(repo: Any) -> None:
     for plugin in plugins:
         print(f"plugin {plugin.id} ({'enabled' if plugin.enabled else 'disabled'}) at {plugin.path}: "
               f"hooks {', '.join(plugin.events) or 'none'}")
+        python = plugin.options.get("python", "")
+        if os.path.isabs(python) and not os.path.exists(python):  # not the PATH: the venv was deleted or moved
+            print(f"    FAILS: its python option names {python}, which is gone (its virtual environment deleted or "
+                  f"moved), so Lamar is off; `claude plugin install {plugin.id} --config python="
+                  f"{shlex.quote(sys.executable)}` sets it to this Lamar's")
+            continue
         problem, runs = check(plugin)
         if problem:
             print(f"    FAILS without your PATH: {problem}")

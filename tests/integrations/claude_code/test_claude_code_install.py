@@ -642,3 +642,19 @@ def test_status_names_a_hook_command_whose_python_or_hook_is_gone(repo: Path, en
     assert (f"    FAILS: its hook {quick} is gone (the Lamar it belonged to deleted or moved), so Lamar is off; "
             f"{reinstall}") in lines, shown.stdout
     assert "without your PATH" not in shown.stdout
+
+
+def test_status_names_a_plugin_python_option_that_is_gone(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The plugin's python option naming a deleted virtual environment: the session's start says Lamar is off,
+    and status blamed the PATH, its advice cut off at 300 characters."""
+    claude = _plugin_installed(env)
+    python = tmp_path / "deleted-venv" / "bin" / "python"
+    (claude / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"lamar@lamar": True},
+        "pluginConfigs": {"lamar@lamar": {"options": {"python": str(python)}}}}))
+    shown = lamar(env, repo, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert (f"    FAILS: its python option names {python}, which is gone (its virtual environment deleted or moved), "
+            f"so Lamar is off; `claude plugin install lamar@lamar --config python={sys.executable}` sets it to "
+            "this Lamar's") in shown.stdout.splitlines(), shown.stdout
+    assert "without your PATH" not in shown.stdout
