@@ -194,9 +194,12 @@ def test_language_is_cached_until_the_repository_changes(repo: Path) -> None:
     assert isinstance(entry, dict)
     entry["language"] = "cobol"  # what git tracks is as it was: the cached answer stands
     assert derive_context(str(repo), "hi", config, cache)["language"] == "cobol"
+    (repo / "app.py").write_text("def main():\n    print('shop!')\n")
+    git(repo, "status")  # rewrites the index with the same files: no prompt pays for `git ls-files` again
+    assert derive_context(str(repo), "hi", config, cache)["language"] == "cobol"
     for name in ("a.rs", "b.rs", "c.rs"):
         (repo / name).write_text("fn main() {}\n")
-    git(repo, "add", ".")  # a rewritten index: the language is counted again, within the day
+    git(repo, "add", ".")  # more files in the index: the language is counted again, within the day
     assert derive_context(str(repo), "hi", config, cache)["language"] == "rust"
 
 
