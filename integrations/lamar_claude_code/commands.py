@@ -11,6 +11,7 @@ from pathlib import Path
 # `/name args`, `/namespace:name args`: what Claude Code hands UserPromptSubmit when one is typed.
 _COMMAND = re.compile(r"\s*/([A-Za-z0-9_][\w.-]*(?::[\w.-]+)*)(?:\s+(.*))?\s*\Z", re.DOTALL)
 _FRONT_MATTER = re.compile(r"\A---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
+_SPLIT_LIMIT = 2000  # characters of the arguments split into $0, $1, ...
 _READ_LIMIT = 64 * 1024  # bytes of a command file read: the rules look at the first 20 000 characters anyway
 
 
@@ -43,7 +44,9 @@ def _body(name: str, cwd: str, repo: Path | None) -> str | None:
         folders.append(folder / ".claude")
         if repo is None or folder == repo:
             break
-    folders.append(Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"))
+    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+    if not home.startswith("~"):  # no HOME: no user commands to read
+        folders.append(Path(home))
     for base in folders:
         for path in (base / "commands" / Path(*parts).with_suffix(".md"), base / "skills" / parts[-1] / "SKILL.md"):
             text = _read(path)
@@ -65,10 +68,11 @@ def _read(path: Path) -> str | None:
 def _expand(body: str, args: str) -> str:
     """The body with `$ARGUMENTS`, `$ARGUMENTS[N]` and `$N` (`$0` the first) put in, as Claude Code does, or
     with the arguments appended when it names none of them."""
+    head = args[:_SPLIT_LIMIT]  # shlex reads a character at a time: a pasted log would take seconds
     try:
-        each = shlex.split(args)
+        each = shlex.split(head)
     except ValueError:
-        each = args.split()
+        each = head.split()
 
     def positional(match: re.Match[str]) -> str:
         position = int(match.group(1) or match.group(2))  # from 0 in both spellings, as Claude Code counts
