@@ -90,6 +90,8 @@ def assignment_is_harmless(match: re.Match[str]) -> bool:
     value = match.group("secret").strip("\"'")
     if is_placeholder(value) or value.lower() == match.group("key").lower():
         return True
+    if not match.group("q") and value.startswith(("{", "[")):
+        return True  # YAML's flow mapping (secretKeyRef: { name: db, key: password }): its keys are read alone
     return kind != "password" and value.isdigit() and len(value) <= 10  # TOKEN_TTL=3600
 
 
@@ -149,7 +151,19 @@ def flag_kind(match: re.Match[str]) -> str:
 
 def flag_is_harmless(match: re.Match[str]) -> bool:
     # Punctuation after a bare value ends the sentence, not the value ("-U alice%…,").
-    return is_placeholder(match.group("secret").rstrip(",;:)}"))
+    value = match.group("secret").rstrip(",;:)}")
+    return is_placeholder(value) or _names_a_secret(value)
+
+
+_SECRET_NOUNS = frozenset(("password", "passwd", "secret", "token", "key", "credential"))
+_SEPARATORS = str.maketrans("-_/.", "    ")
+
+
+def _names_a_secret(value: str) -> bool:
+    """Words that end in what they name: a secret manager's entry (gcloud secrets ... --secret=db-password)."""
+    parts = value.translate(_SEPARATORS).split(" ")
+    return (len(parts) > 1 and parts[-1].removesuffix("s") in _SECRET_NOUNS
+            and all(p.isascii() and p.isalpha() and p.islower() for p in parts))
 
 
 # Commands whose short flags carry a password, quoted or bare: docker login -p X, redis-cli -a X, curl -u user:X.

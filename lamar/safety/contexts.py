@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 from lamar.safety.assignments import command_is_harmless
+from lamar.safety.placeholders import is_placeholder
 
 _VALUE = r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'|>;&][^\s"']{0,199})"""
 
@@ -40,6 +41,45 @@ BOOTSTRAP_TOKEN = re.compile(
 HTPASSWD_LINE = re.compile(r"(?m)^[\w.@-]{1,64}:(?P<secret>\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53})(?![./\w])")
 # Code Climate's test reporter id is a credential despite its name: it uploads coverage as the repository.
 REPORTER_ID = re.compile(r"\bCC_TEST_REPORTER_ID[\"']?[ \t]*[:=][ \t]*[\"']?(?P<secret>[a-f0-9]{64})(?![\w-])")
+# An Authorization header in a vendor's own scheme (Splunk's HEC, Opsgenie's GenieKey): any one word
+# before a credential, which holds a letter and a digit, as no description ("required for every call") does.
+AUTH_SCHEME = re.compile(
+    r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][A-Za-z-]{1,24}[ \t]+"
+    r"(?P<secret>(?=[\w.~+/=:-]{0,500}\d)(?=[\w.~+/=:-]{0,500}[A-Za-z])[A-Za-z0-9._~+/=:-]{16,500})"
+)
+# A wallet's seed (BIP-39: 12 to 24 words of 3 to 8 letters) after a name that says it is one.
+SEED_PHRASE = re.compile(
+    r"(?i:\b(?:mnemonic|(?:seed|recovery|secret|backup)[ _-]?(?:phrase|words))\w{0,20}[\"']?[ \t]*(?::=|[:=]|is\b))"
+    r"[ \t]*[\"']?(?P<secret>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})(?![a-z])"
+)
+# Words no BIP-39 list holds and prose after "seed phrase:" does: "write them down and keep them safe".
+_PROSE = frozenset(("the", "and", "for", "with", "you", "your", "not", "this", "that", "are", "was", "but", "them",
+                    "then", "keep", "never"))
+# A Solana keypair file (~/.config/solana/id.json): the 64 bytes of an ed25519 key as a JSON array.
+_BYTE = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+KEYPAIR_BYTES = re.compile(rf"(?P<secret>\[[ \t]*(?:{_BYTE}[ \t]*,[ \t]*){{63}}{_BYTE}[ \t]*\])")
+# A CLI's "login" followed by its API key (wandb login <key>, a vendor's "auth login <token>"): a key is long
+# and mixes letters and digits, where a registry's host or a user name after "login" does not.
+LOGIN_KEY = re.compile(
+    r"(?<=[a-z0-9_-][ \t])(?:auth[ \t]+)?login(?:[ \t]+--?[a-z][\w-]*)*[ \t]+"
+    r"(?P<secret>(?=[\w-]{0,200}\d)(?=[\w-]{0,200}[a-z])[A-Za-z0-9_-]{32,200})(?![\w.@/:-])"
+)
+# URLs whose path holds the key, on the vendor's own host: IFTTT's /with/key/, Make's hook id, Zapier's
+# catch hook (its key is short), Loggly's input token, an Alchemy or Infura RPC endpoint's key.
+KEYED_PATH = re.compile(
+    r"https?://(?:maker\.ifttt\.com/trigger/[\w.-]{1,100}/with/key/|hook\.[a-z0-9]{2,8}\.make\.com/"
+    r"|hooks\.zapier\.com/hooks/catch/\d{1,12}/|logs-\d{2}\.loggly\.com/(?:inputs|bulk)/"
+    r"|[\w-]{1,60}\.g\.alchemy\.com/v2/|[\w-]{1,60}\.infura\.io/(?:ws/)?v3/)(?P<secret>[\w-]{5,100})"
+)
+
+
+def _named(match: re.Match[str]) -> bool:
+    return is_placeholder(match.group("secret"))
+
+
+def _seed_is_prose(match: re.Match[str]) -> bool:
+    return any(word.lower() in _PROSE for word in match.group("secret").split())
+
 
 CONTEXT_RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool] | None], ...] = (
     ("password", SINGLE_DASH_PASSWORD, command_is_harmless),
@@ -50,6 +90,11 @@ CONTEXT_RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]
     ("kubernetes-bootstrap-token", BOOTSTRAP_TOKEN, None),
     ("codeclimate-reporter-id", REPORTER_ID, None),
     ("password-hash", HTPASSWD_LINE, None),
+    ("bearer-token", AUTH_SCHEME, _named),
+    ("seed-phrase", SEED_PHRASE, _seed_is_prose),
+    ("private-key", KEYPAIR_BYTES, None),
+    ("secret", LOGIN_KEY, _named),
+    ("url-token", KEYED_PATH, _named),
 )
 
 __all__ = ["CONTEXT_RULES"]

@@ -74,7 +74,7 @@ def mixes_like_a_key(run: str) -> bool:
 
 
 def decodes_to_prose(run: str) -> bool:
-    """Whether a run is base64 (standard or URL-safe) of words: as random as a key, but no secret.
+    """Whether a run is base64 (standard or URL-safe) of words or JSON: as random as a key, but no secret.
 
     A credential inside such text is found anyway: scrubbing reads decoded base64 with every rule.
 
@@ -89,6 +89,14 @@ def decodes_to_prose(run: str) -> bool:
         text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return False
+    if text[:2] in ('{"', '["') and text.isprintable():  # a JSON document: a package.json fragment, a claim set
+        import json
+
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+        return True
     prose = sum(c.isalpha() or c in " .,;:'!?()-\n" for c in text)
     return len(text.split()) >= 4 and prose >= 0.9 * len(text)
 

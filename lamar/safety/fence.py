@@ -79,12 +79,14 @@ _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # escapes "<" that way, and a model reads the token through it.
 _LT, _GT = r"(?:<|&lt;|&#0*60;|&#x0*3c;|\\u003c|\\x3c|%3c)", r"(?:>|&gt;|&#0*62;|&#x0*3e;|\\u003e|\\x3e|%3e)"
 _MISTRAL_WORDS = "THINK|IMG|ARGS|PREFIX|MIDDLE|SUFFIX|AUDIO|TRANSCRIBE"
+# A role word in brackets and capitals ([SYSTEM], [ASSISTANT]) labels a turn as the tokens above do.
+_ROLE_CAPS = "SYSTEM|USER|ASSISTANT|HUMAN|DEVELOPER"
 _PIPE = r"(?:\||&vert;|&verbar;|&#0*124;|&#x0*7c;|\\u007c|\\x7c|%7c)"
 # Tokens no angle bracket gives away: Mistral's one-word controls in capitals ([THINK], [IMG], [ARGS]),
 # MiniMax's turns (]~!b[]~b]system ... [e~[: a letter with a tilde between brackets that pair as no
 # subscript does, unlike x[i]~y[j]) and Kimi's ◁think▷.
 _TEMPLATE_TOKEN = re.compile(
-    rf"(?i)\[ ?/?(?:INST|SYS|(?-i:{_MISTRAL_WORDS}|[A-Z]+(?:_[A-Z]+)+)) ?\]"
+    rf"(?i)\[ ?/?(?:INST|SYS|(?-i:{_MISTRAL_WORDS}|{_ROLE_CAPS}|[A-Z]+(?:_[A-Z]+)+)) ?\]"
     rf"|(?-i:\]~!?[a-z]\]|\]~![a-z]\[|\[[a-z]~\[|\]![a-z]~\[)|◁/?\w{{1,30}}▷"
     rf"|(?=[<&\\%]){_LT}{_PIPE}(?P<name>[^|<>]{{0,80}}?){_PIPE}{_GT}|`{{3,}}")
 # A line break written as an escape reads as one to a model: in "done.\\n\\nHuman:" a turn starts.

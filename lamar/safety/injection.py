@@ -96,7 +96,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (<admin_email>, <user_name>).
     ("role tag", re.compile(
         r"<\s*/?\s*(?:(?:system|developer|sys)(?:[_-]" + _TAG_NOUN
-        + r")?|instructions?|im_start|im_end|admin)\b[^<>]{0,200}>"
+        + r")?|instructions?|im_start|im_end|admin)\b(?!\.)[^<>]{0,200}>"
         r"|<\s*/\s*(?:user|assistant|human|ai|model|prompt)(?:[_-]" + _TAG_NOUN + r")?\s*>"
         r"|(?:^|\n)\s*<\s*(?:user|assistant|human|ai|model)\s*>"
         r"|`{3}\s*(?:system|assistant|user|human|developer)\b"

@@ -14,6 +14,8 @@ _PLACEHOLDER_WORDS = {
     "", "none", "null", "nil", "true", "false", "undefined", "redacted", "placeholder", "todo",
     "tbd", "replaceme", "replace_me", "replace-me", "example", "str", "string", "bytes", "int",
     "bool", "any", "secretstr", "optional[str]", "str|none", "required", "optional", "empty",
+    # answers and permissions: MySQL's "(using password: YES)", a workflow's "id-token: write"
+    "yes", "no", "read", "write",
 }
 _TEMPLATE = re.compile(
     r"""^(?:\$\{?[A-Za-z_{(]|\{\{|\{%|<[^<>]*(?:>|$)|%[A-Za-z_]+%$|\#\{"""
@@ -51,7 +53,8 @@ def is_placeholder(value: str) -> bool:
 
     Kept: template references (`${TOKEN}`, `{{ secrets.X }}`, `<your key>`, `%PASS%`, `os.getenv(...)`),
     fillers (`xxxx`, `****`, `...`, `…`, also after a key's prefix: `sk_test_...`), words such as
-    `none`/`example`/`placeholder`, type names (`str`), values starting with "your" (`your-api-key-here`),
+    `none`/`example`/`placeholder`/`yes`/`write`, type names (`str`), values starting with "your", "dummy" or
+    "fake" (`your-api-key-here`, `dummy-token`),
     dotted names (`settings.TOKEN`, `api.example.com`), paths and URLs (a URL's own credentials are caught
     by the URL rules).
     Weak real passwords such as `changeme` or `password` are NOT placeholders: they are redacted,
@@ -64,7 +67,7 @@ def is_placeholder(value: str) -> bool:
     low = v.lower().replace(" ", "")
     if low in _PLACEHOLDER_WORDS or REDACTED.fullmatch(v) or _FILLER.match(v) or prefix_then_filler(v):
         return True
-    if low.startswith("your") or _TEMPLATE.match(v) or _dotted_name(v):
+    if low.startswith(("your", "dummy", "fake")) or _TEMPLATE.match(v) or _dotted_name(v):
         return True
     return v.startswith(("/", "./", "../", "~/")) or "://" in v
 

@@ -115,6 +115,14 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     # The prefixes are spelled out, not a class, so the rule has literals ("6$") to be looked for by.
     ("password-hash", (rf"(?:\$1\$|\$5\$|\$6\$)(?:rounds=\d{{1,9}}\$)?{_CRYPT}{{1,16}}\${_CRYPT}{{22,86}}"
                        rf"|\$y\${_CRYPT}{{1,8}}\${_CRYPT}{{1,64}}\${_CRYPT}{{43}}")),
+    # Firebase Cloud Messaging's legacy server keys (an id, ":APA91b" and the key), Backblaze B2's application
+    # keys ("K", a three-digit cluster, 27 characters), Nostr's private keys (NIP-19 bech32) and Mollie's
+    # API keys (live_ or test_ and 30 characters; a test's name, which reads as words, is none).
+    ("firebase-server-key", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{120,160}"),
+    ("backblaze-key", r"K00\d(?=[A-Za-z0-9+/]{0,26}[a-z])(?=[A-Za-z0-9+/]{0,26}[A-Z])[A-Za-z0-9+/]{27}"),
+    ("nostr-private-key", r"nsec1[02-9ac-hj-np-z]{58}"),
+    ("mollie-api-key", (r"(?:live|test)_(?=[A-Za-z0-9]{0,29}[0-9])(?=[A-Za-z0-9]{0,29}[A-Z])"
+                        r"(?!(?>[A-Z]?[a-z]{2,}|[A-Z]{1,2}(?![a-z])|[0-9]+)++(?![A-Za-z0-9]))[A-Za-z0-9]{30}")),
     # Last: vendors name a key <vendor>_live_<key> as Stripe does (Fleetbase's flb_live_, Pagar.me's
     # ak_live_); a Stripe key, or a publishable one (pk_, pub_), is not this rule's.
     # A body that reads as words (a test's name: integration_test_Handles500Errors) is an identifier:
