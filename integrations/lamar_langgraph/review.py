@@ -23,17 +23,8 @@ _CLAIMING = threading.Lock()  # InMemorySaver checks, then writes: two threads m
 # LangGraph keeps a reviewer's resume value, this class, in the checkpoint, and reading it back
 # warns of a class missing from its list of safe ones (strict mode blocks it). It is plain data
 # Lamar reads back itself: the sleep graph's checkpointer allows it by name (what strict mode
-# reads), so the default mode's warning about it says nothing a reviewer could act on.
+# reads), and lamar_langgraph.checkpoint_types hides the default mode's warning about it.
 DECISION_TYPE = (__name__, "ReviewDecision")
-
-
-class _KnownDecision(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args if isinstance(record.args, tuple) else ()
-        return not ("unregistered type" in str(record.msg) and args[:2] == DECISION_TYPE)
-
-
-logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_KnownDecision())
 
 
 class ReviewDecision(BaseModel):

@@ -185,3 +185,38 @@ def test_a_signal_written_to_the_state_is_checkpointed_as_its_name(lam: Lamar, t
     assert lam.episode(out["lamar_episode_id"]).signal == "shipped"
     first.close()
     later.close()
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_signal_written_beside_an_interrupt_is_read_back_without_a_warning(
+        lam: Lamar, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+        strict: bool) -> None:
+    # A judge in the same step as a node that interrupts: LangGraph keeps the judge's write as it was written, in
+    # the checkpoint the thread resumes from, so no reducer turns the Signal into its name. Read back elsewhere, the
+    # serializer warns of a class missing from its safe list (strict: blocks it, to its value, the name Lamar reads).
+    from langgraph.checkpoint.serde import jsonplus
+
+    monkeypatch.setattr(jsonplus, "_warned_unregistered_types", set())  # it warns once per process
+    monkeypatch.setattr(jsonplus, "_warned_blocked_types", set())
+    serde = jsonplus.JsonPlusSerializer(allowed_msgpack_modules=None if strict else True)
+
+    def pause(state: State) -> dict[str, Any]:
+        interrupt("merge it?")
+        return {}
+
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("judge", lambda state: {"lamar_outcome": Signal.SHIPPED})
+    graph.add_node("pause", pause)
+    graph.add_node("report", report_node(lam))
+    for a, b in [(START, "recall"), ("recall", "judge"), ("recall", "pause"), ("report", END)]:
+        graph.add_edge(a, b)
+    graph.add_edge(["judge", "pause"], "report")
+    path, config = tmp_path / "threads.db", {"configurable": {"thread_id": "t"}}
+    with sqlite3.connect(path, check_same_thread=False) as first:
+        out = graph.compile(checkpointer=SqliteSaver(first, serde=serde)).invoke(
+            {"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT}, config)
+    with sqlite3.connect(path, check_same_thread=False) as later, caplog.at_level("WARNING"):
+        graph.compile(checkpointer=SqliteSaver(later, serde=serde)).invoke(Command(resume="yes"), config)
+    assert not [r.getMessage() for r in caplog.records if "lamar.signals" in r.getMessage()]
+    assert lam.episode(out["lamar_episode_id"]).signal == "shipped"
