@@ -93,7 +93,8 @@ class LamarRetriever(BaseRetriever):
             as a cold lesson (status candidate; precondition from
             metadata "precondition" or the query, action from metadata "action" or the page
             content, rationale from metadata "rationale", scope from metadata "scope" or none)
-            under a stable id, so the next call finds it. "drop": leave it out.
+            under the id it claims (unless that would speak in a prompt) or a stable one, so the
+            next call finds it. "drop": leave it out.
 
     Example:
         >>> from lamar import Lamar, Experience
@@ -203,7 +204,9 @@ class LamarRetriever(BaseRetriever):
                     continue
                 if self.on_unknown == "drop":
                     continue
-                if not self._add_cold(exp_id, doc, query):
+                if neutralize(exp_id) != exp_id:  # the corpus's text, returned in metadata a template may render
+                    exp_id = _stable_id(doc.page_content)
+                if not self._known(exp_id) and not self._add_cold(exp_id, doc, query):
                     pool.passthrough.append(doc)  # not a lesson Lamar can hold: a plain document
                     continue
             if exp_id not in pool.by_id:  # the first (most similar) copy stands for the lesson
