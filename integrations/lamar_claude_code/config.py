@@ -84,7 +84,10 @@ def load_config(repo: str | os.PathLike[str] | None, *, user: str | os.PathLike[
     from lamar_claude_code.trust import TRUST_FILE, is_trusted
 
     merged: dict[str, Any] = {}
-    files = [Path(user if user is not None else USER_CONFIG).expanduser()]
+    try:
+        files = [Path(user if user is not None else USER_CONFIG).expanduser()]
+    except RuntimeError:  # no home folder (no HOME, no entry in the password database): no user file in it
+        files = []
     project = Path(repo) / PROJECT_CONFIG if repo is not None else None
     if project is not None and project.is_file():
         if is_trusted(project, trust_file or TRUST_FILE):

@@ -144,6 +144,14 @@ def _run(argv: list[str]) -> int:
         return _fail(str(exc) or "interrupted", 130)
     except RecursionError:
         return _fail("the input is nested too deep to read", EXIT_USAGE)
+    except RuntimeError as exc:
+        # pathlib's expanduser and home() without HOME, as a user the password database lacks: as a
+        # client may start `lamar mcp` in a container. Its message is fixed, so it is told from a bug.
+        if str(exc) != "Could not determine home directory.":
+            return _fail(f"unexpected {type(exc).__name__}: {exc} (a bug in Lamar: please report it)", EXIT_BUG)
+        return _fail("no home folder is known here (HOME is unset and the password database has no home for this "
+                     "user): give full paths (the store's with --store) instead of ones under ~, or set HOME",
+                     EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
         return _fail(f"unexpected {type(exc).__name__}: {exc} (a bug in Lamar: please report it)", EXIT_BUG)
 

@@ -96,6 +96,12 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     if refusal is not None:
         raise StoreError(refusal)
     path = os.path.expanduser(text)  # os.path, not pathlib: `import lamar` stays cheap (tests/test_import.py)
+    if path.startswith("~"):
+        # As a client that starts `lamar mcp` may, with no HOME, as a user the password database lacks.
+        first = path.split(os.sep)[0]
+        whose = "this user" if first == "~" else f"a user {first[1:]!r}"
+        raise StoreError(f"cannot open {text!r}: {first!r} names no folder here (HOME is unset and the password "
+                         f"database has no home for {whose}): give the store's full path, or set HOME")
     if os.path.splitext(path)[1].lower() == ".json":
         from lamar.store.json_file import JsonStore
 

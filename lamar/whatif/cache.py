@@ -255,10 +255,13 @@ def _unpacked(text: str) -> list[float]:
 
 def cache_path(location: str) -> Path | None:
     """Where a store's fold is cached; None for the memory store, which holds its events parsed
-    already."""
+    already, and where no cache folder can be found."""
     if location == ":memory:":
         return None
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    try:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no HOME and no entry in the password database (a container's bare user)
+        return None  # no cache: each fold reads the store, as for a store that has none yet
     digest = hashlib.sha256(_named(location).encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return root / "lamar" / "whatif" / f"{digest}.json"
 

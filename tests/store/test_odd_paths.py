@@ -117,3 +117,19 @@ def test_a_new_sqlite_store_that_cannot_be_made_says_why_not_that_it_is_not_a_st
     if how == "full disk":  # room again: the file SQLite left is made a store
         _written(path)
         assert _held(path) == (3, 4)
+
+
+@pytest.mark.parametrize("location", ["~/.lamar/experience.db", "~/.lamar/experience.json", "~nobody-here/x.db"])
+def test_a_path_under_a_home_folder_no_one_can_find_is_a_store_error(location: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # No HOME and no entry in the password database: a container's bare user, as an MCP client may start.
+    import pwd
+
+    def _none(key: object) -> object:
+        raise KeyError(key)
+
+    monkeypatch.delenv("HOME")
+    monkeypatch.setattr(pwd, "getpwuid", _none)
+    monkeypatch.setattr(pwd, "getpwnam", _none)
+    with pytest.raises(StoreError, match="names no folder here .*give the store's full path, or set HOME"):
+        Lamar(location)

@@ -3,14 +3,16 @@ input schemas their models' function-calling APIs take, and a server started as 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lamar_mcp.launch import stdio_session
+from lamar_mcp.launch import child_env, lamar_command, stdio_session
 
 # The JSON Schema keywords every function-calling API behind these clients takes: Gemini's (the
 # strictest, whose request fails as a whole on one keyword it does not know) lists these, and a
@@ -70,3 +72,35 @@ async def test_started_in_the_root_or_the_home_folder_recall_derives_no_project_
             found = given.structured_content
             assert found["context"] == {"project": "trace", "task": "build_fails"}, (folder, found)
             assert found["preview"], found  # the project's lessons scoped by no language are eligible
+
+
+@pytest.fixture
+def no_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servers this test starts have no HOME and a user the password database lacks (a container's bare
+    user, as a client may start `lamar mcp` as)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import pwd\n\n\ndef _none(uid):\n    raise KeyError(uid)\n\n\n"
+                                           "pwd.getpwuid = _none\n")
+    monkeypatch.delenv("HOME")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+
+
+async def test_a_server_with_no_home_folder_recalls_from_words_and_folds_the_log(store: Path, no_home: None) -> None:
+    async with stdio_session(store, cwd="/") as session:
+        recalled = await session.call_tool("recall", {"text": "the Xcode build fails", "context": {"project": "trace"}})
+        assert not recalled.is_error, recalled.content
+        for i in range(30):
+            episode = (await session.call_tool("recall", {"context": {"project": "trace"}})).structured_content
+            await session.call_tool("report", {"episode_id": episode["episode_id"],
+                                               "signal": "shipped" if i % 2 else "reverted"})
+        folded = await session.call_tool("whatif", {"policies": ["none"]})
+        assert not folded.is_error, folded.content
+
+
+def test_a_server_with_no_home_folder_names_a_store_under_tilde_as_what_to_change(no_home: None) -> None:
+    tilde = subprocess.run([*lamar_command(), "mcp", "--store", "~/.lamar/experience.db"], env=child_env(), cwd="/",
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    assert tilde.returncode == 1 and "give full paths (the store's with --store)" in tilde.stderr, tilde.stderr
+    assert "bug in Lamar" not in tilde.stderr
