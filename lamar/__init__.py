@@ -2,43 +2,50 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from lamar._errors import (
-    CorruptStore,
-    DuplicateReport,
-    EventConflict,
-    InvalidArgument,
-    InvalidContext,
-    InvalidEvent,
-    InvalidExperience,
-    InvalidReport,
-    InvalidReward,
-    InvalidTrace,
-    LamarError,
-    ModelError,
-    StaleProposal,
-    StoreError,
-    UnknownEpisode,
-    UnknownExperience,
-    UnknownProposal,
-)
-from lamar.experience import Experience, Scope, Status
-from lamar.signals import Signal
-from lamar.store import ExperienceStore
+# Not `from typing import TYPE_CHECKING`: `lamar` imports nothing when it loads (the `lamar` command
+# reaches its Ctrl+C handler before any module loads); mypy reads this name as typing's.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from lamar._errors import (
+        CorruptStore,
+        DuplicateReport,
+        EventConflict,
+        InvalidArgument,
+        InvalidContext,
+        InvalidEvent,
+        InvalidExperience,
+        InvalidReport,
+        InvalidReward,
+        InvalidTrace,
+        LamarError,
+        ModelError,
+        StaleProposal,
+        StoreError,
+        UnknownEpisode,
+        UnknownExperience,
+        UnknownProposal,
+    )
     from lamar.engine import Lamar
+    from lamar.experience import Experience, Scope, Status
     from lamar.policy import Evidence, Policy, Verdict
     from lamar.preview import Preview
     from lamar.recall import Recall
+    from lamar.signals import Signal
     from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport
     from lamar.sleep.traces import Trace
+    from lamar.store import ExperienceStore
 
-# Names load on first use, so `import lamar` costs little: the engine and its decision core when
-# a program first names `Lamar` (or a verdict), sleep only when a program sleeps, so a hook or a
-# CLI does not pay for consolidation, mining and the safety rules (tests/test_import.py holds this).
-_LAZY = {"Lamar": "lamar.engine", "Evidence": "lamar.policy", "Policy": "lamar.policy",
+# Every name loads on first use, so `import lamar` costs nothing: the errors, lessons and stores when a
+# program names them, the engine and its decision core when it names `Lamar` (or a verdict), sleep only
+# when it sleeps, so a hook or a CLI does not pay for consolidation, mining and the safety rules
+# (tests/test_import.py holds this).
+_ERRORS = ("CorruptStore", "DuplicateReport", "EventConflict", "InvalidArgument", "InvalidContext", "InvalidEvent",
+           "InvalidExperience", "InvalidReport", "InvalidReward", "InvalidTrace", "LamarError", "ModelError",
+           "StaleProposal", "StoreError", "UnknownEpisode", "UnknownExperience", "UnknownProposal")
+_LAZY = {**dict.fromkeys(_ERRORS, "lamar._errors"), "Experience": "lamar.experience", "Scope": "lamar.experience",
+         "Status": "lamar.experience", "Signal": "lamar.signals", "ExperienceStore": "lamar.store",
+         "Lamar": "lamar.engine", "Evidence": "lamar.policy", "Policy": "lamar.policy",
          "Verdict": "lamar.policy", "Recall": "lamar.recall", "Preview": "lamar.preview",
          "ApplyResult": "lamar.sleep.proposals", "Proposal": "lamar.sleep.proposals",
          "SleepReport": "lamar.sleep.proposals", "Trace": "lamar.sleep.traces"}

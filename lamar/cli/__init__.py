@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-import shlex
 import sys
-from collections.abc import Sequence
 
-from lamar._errors import EventConflict, LamarError, ModelError, StoreError
-from lamar.cli.session import UsageError
+# Nothing of Lamar (nor typing) loads here: `main` loads it, where a Ctrl+C in the first moments is caught.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_STORE = 2
 EXIT_BUG = 3
-
-# Errors about what the store (or a model) did, as opposed to what the user typed.
-_STORE_ERRORS = (StoreError, EventConflict, ModelError)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl+C stopped
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +31,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status: 0 ok, 1 usage error, 2 store or model error, 3 a bug.
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while the modules load, before `_run` catches it: one line, no traceback
+        print("lamar: error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     _fill_closed_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:2] == ["claude-code", "hook"] and not {"-h", "--help"} & set(args_list):
@@ -64,6 +70,8 @@ def _fill_closed_streams() -> None:
 def _unrecognized(args: argparse.Namespace, extras: list[str]) -> str:
     """argparse's message for words no option took; for `lamar add "when X" "do Y"`, the command
     that says it with options."""
+    import shlex
+
     message = f"unrecognized arguments: {' '.join(extras)}"
     words = [word for word in extras if not word.startswith("-")]
     if getattr(args, "command", None) == "add" and len(words) in (2, 3) and len(words) == len(extras) \
@@ -77,6 +85,8 @@ def _unrecognized(args: argparse.Namespace, extras: list[str]) -> str:
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The sub-command's parser (`lamar ls`, `lamar claude-code status`), whose usage and --help fit
     the words it did not take better than the top level's."""
+    import argparse
+
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
             return _chosen(action.choices[getattr(args, action.dest)], args)
@@ -107,6 +117,11 @@ def _close_option(parser: argparse.ArgumentParser, extras: list[str]) -> str:
 
 
 def _run(argv: list[str]) -> int:
+    from lamar._errors import EventConflict, LamarError, ModelError, StoreError
+    from lamar.cli.session import UsageError
+
+    # Errors about what the store (or a model) did, as opposed to what the user typed.
+    store_errors = (StoreError, EventConflict, ModelError)
     try:
         # Building the parser takes a noticeable moment: a Ctrl+C during it is still one line.
         from lamar.cli.parser import build_parser
@@ -132,7 +147,7 @@ def _run(argv: list[str]) -> int:
         return _reader_gone()
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    except _STORE_ERRORS as exc:
+    except store_errors as exc:
         return _fail(str(exc) + _hooks_hint(exc), EXIT_STORE)
     except LamarError as exc:  # an unknown id, a bad signal, a duplicate report: the input was wrong
         return _fail(str(exc), EXIT_USAGE)
@@ -141,7 +156,7 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:  # a file we were asked to write (--out) could not be written
         return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_STORE)
     except KeyboardInterrupt as exc:  # a command that was interrupted midway says what it left done
-        return _fail(str(exc) or "interrupted", 130)
+        return _fail(str(exc) or "interrupted", EXIT_INTERRUPTED)
     except RecursionError:
         return _fail("the input is nested too deep to read", EXIT_USAGE)
     except RuntimeError as exc:
@@ -198,4 +213,4 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-__all__ = ["EXIT_BUG", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]

@@ -62,6 +62,30 @@ def test_ctrl_c_while_the_parser_is_built_is_one_line(tmp_path: Path, store: Pat
     assert _lamar(tmp_path, "--store", str(store), "stats").returncode == 0
 
 
+@pytest.mark.parametrize("module", ["lamar._errors", "lamar.experience", "lamar.cli.session", "lamar.engine"])
+def test_ctrl_c_while_the_first_modules_load_is_one_line(tmp_path: Path, store: Path, module: str) -> None:
+    # The console script `lamar` imports `main` before calling it: a Ctrl+C while `lamar` and `lamar.cli` loaded
+    # their modules (the first tenth of a second) was a Python traceback.
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n", encoding="utf-8")
+    script = tmp_path / "lamar"  # what pip writes for [project.scripts] lamar = "lamar.cli:main"
+    script.write_text("import re\nimport sys\nfrom lamar.cli import main\nif __name__ == '__main__':\n"
+                      "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                      "    sys.exit(main())\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
+    env.update(HOME=str(tmp_path), PYTHONPATH=os.pathsep.join([str(hook), *filter(None, [env.get("PYTHONPATH")])]))
+    done = subprocess.run([sys.executable, str(script), "--store", str(store), "stats"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "lamar: error: interrupted\n")
+
+
 _AFTER_STATEMENT = """\
 import os, sqlite3
 class Interrupting(sqlite3.Connection):
