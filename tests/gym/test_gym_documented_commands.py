@@ -1,4 +1,5 @@
-"""Every gym and audit command the docs quote, and every run the goals table names, is accepted as written."""
+"""Every gym and audit command the docs quote, and every run the goals table names, is accepted as written;
+the flags --volume refuses are the ones the docs name."""
 
 from __future__ import annotations
 
@@ -93,3 +94,10 @@ def test_a_documented_command_is_accepted_as_written(command: str, monkeypatch: 
     except SystemExit as exc:
         status = exc.code
     assert status == 0, command
+
+
+def test_the_volume_section_names_every_flag_volume_refuses() -> None:
+    text = (ROOT / "docs" / "gym.md").read_text(encoding="utf-8")
+    section = " ".join(text.split("## What a project can expect: volume", 1)[1].split("```", 1)[0].split())
+    refused = ["--" + name.replace("_", "-") for name in gym_main._WORLD_FLAGS]
+    assert [flag for flag in refused if f"`{flag}`" not in section] == []
