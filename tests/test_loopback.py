@@ -84,16 +84,46 @@ def test_a_client_that_hung_up_after_sending_is_told_apart(reset: bool) -> None:
                 os.seteuid(0)
 
 
-def test_where_netlink_cannot_be_asked_nobody_is_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_netlink(*args: object, **kwargs: object) -> socket.socket:
+    raise PermissionError(1, "Operation not permitted")
+
+
+@pytest.mark.parametrize(("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"),
+                                              (socket.AF_INET6, "::ffff:127.0.0.1")])
+def test_where_netlink_is_refused_the_kernels_socket_table_tells_users_apart(
+        family: int, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    need_root()
+    if family == socket.AF_INET6 and not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    for uid in (0, OWNER, STRANGER):
+        with _connection(family, host, uid) as (peer, local), monkeypatch.context() as patched:
+            patched.setattr(socket, "socket", _no_netlink)  # a sandbox that refuses the query (seccomp)
+            os.seteuid(OWNER)
+            try:
+                refused = other_user(peer, local)
+            finally:
+                os.seteuid(0)
+            assert refused is (uid == STRANGER), (host, uid)
+            # no socket of that address, and not loopback: a request's own word, or another machine's
+            assert not other_user(("203.0.113.7", peer[1]), local)
+
+
+def test_where_neither_netlink_nor_the_socket_table_can_be_asked_nobody_is_told_apart(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     need_root()
     with _connection(socket.AF_INET, "127.0.0.1", STRANGER) as (peer, local):
         assert other_user(peer, local)
         assert not other_user(("203.0.113.7", peer[1]), local)  # no socket of that address: a request's own word
-        with monkeypatch.context() as patched:  # a sandbox that refuses the query (seccomp, gVisor)
-            def refused(*args: object, **kwargs: object) -> socket.socket:
-                raise PermissionError(1, "Operation not permitted")
+        with monkeypatch.context() as patched:  # a sandbox that refuses the query and hides /proc/net (gVisor)
+            patched.setattr(socket, "socket", _no_netlink)
+            real_open = open
 
-            patched.setattr(socket, "socket", refused)
+            def no_proc(path: object, *args: object, **kwargs: object) -> object:
+                if str(path).startswith("/proc/net/"):
+                    raise PermissionError(1, "Operation not permitted", str(path))
+                return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+            patched.setattr("builtins.open", no_proc)
             assert not other_user(peer, local)
         monkeypatch.delattr(socket, "AF_NETLINK")  # not Linux
         assert not other_user(peer, local)
