@@ -3,16 +3,19 @@ input schemas their models' function-calling APIs take, and a server started as 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lamar_mcp.launch import child_env, lamar_command, stdio_session
+from lamar_mcp.launch import child_env, http_server, lamar_command, stdio_session
 
 # The JSON Schema keywords every function-calling API behind these clients takes: Gemini's (the
 # strictest, whose request fails as a whole on one keyword it does not know) lists these, and a
@@ -104,3 +107,22 @@ def test_a_server_with_no_home_folder_names_a_store_under_tilde_as_what_to_chang
                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
     assert tilde.returncode == 1 and "give full paths (the store's with --store)" in tilde.stderr, tilde.stderr
     assert "bug in Lamar" not in tilde.stderr
+
+
+def test_with_a_token_a_request_without_it_gets_a_401_and_no_oauth_metadata_is_published(store: Path) -> None:
+    # Metadata naming no authorization server would send a client into a sign-in that cannot succeed.
+    token = "a-token-for-this-test-only-0123456789"
+    with http_server(store, env={"LAMAR_MCP_TOKEN": token}) as url:
+        origin = url.removesuffix("/mcp")
+        for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                     "/.well-known/oauth-authorization-server"):
+            with pytest.raises(urllib.error.HTTPError) as missing:
+                urllib.request.urlopen(origin + path, timeout=30)
+            assert missing.value.code == 404, path
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        bare = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json",
+                                                               "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(bare, timeout=30)
+        assert refused.value.code == 401
+        assert "resource_metadata" not in refused.value.headers.get("WWW-Authenticate", "")
