@@ -6,7 +6,7 @@ import pytest
 
 from tests.tools import load_tool
 
-SWEEPS = ("detector_sweep", "changepoint_sweep")
+SWEEPS = ("detector_sweep", "changepoint_sweep", "glr_sweep")
 
 
 _SHARED = [
@@ -46,6 +46,7 @@ def test_a_sweep_refuses_its_counts_before_it_runs(tool: str, argv: list[str], m
 @pytest.mark.parametrize(("tool", "argv"), [
     ("detector_sweep", []), ("detector_sweep", ["100000", "--workers", "8", "--gym-seeds", "1"]),
     ("changepoint_sweep", ["1", "--workers", "1", "--gym-first-seed", "0"]), ("reach_sweep", []),
+    ("glr_sweep", ["1", "--workers", "1", "--settings", "10,c13.5"]),
 ])
 def test_the_defaults_and_the_bounds_themselves_are_taken(tool: str, argv: list[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
