@@ -6,15 +6,16 @@ This one is a bank of CUSUMs on a geometric grid of falls, each statistic a log-
 when one crosses its level (one level, lowered for the smaller falls so each size false-alarms as often):
 the window-free approximation of the generalized likelihood ratio detector (Lorden 1971; Lai 1995), within
 a tenth of its delay for any fall between the grid's ends. Its restart takes the excursion of the statistic
-that stands highest above its level. A setting is the level, e.g. 8.25; a 'c'
-before it (c8.25) makes the detector compare each injected reward with the lesson's recent absent episodes
+that stands highest above its level. A setting is the level, e.g. 10; a 'c'
+before it (c13.5) makes the detector compare each injected reward with the lesson's recent absent episodes
 (the same task's episodes without it) rather than with its own past, so that a drift of the base rate is not
 a fall. The engine has neither: this research script installs the detector before the worker processes
 fork, one setting at a time, and reads each against the defaults, paired by world.
 
-    python tools/glr_sweep.py --null              (false alarms and delays, beside the engine's pair)
-    python tools/glr_sweep.py 20 --tuning-seeds --settings 8.25,c8.25 --workers 1
-    python tools/glr_sweep.py --bench 8.25        (recall + report speed, the engine's detector first)
+    python tools/glr_sweep.py --null --settings 10,8,c13.5   (false alarms and delays, beside the engine's pair)
+    python tools/glr_sweep.py 20 --tuning-seeds --settings 10,8 --workers 1
+    python tools/glr_sweep.py 60 --gym-first-seed 0 --settings 10 --workers 1
+    python tools/glr_sweep.py --bench 10          (recall + report speed, the engine's detector first)
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class BankDetector(SlotRecord):
     is the largest fall's."""
 
     __slots__ = _HEAD + tuple(f"{name}{j}" for j in range(len(FALLS)) for name in _PER)
-    level = 8.25
+    level = 10.0  # set on the null to the engine's pair's false-alarm rate (docs/gym.md)
     contrast = False
 
     def __init__(self) -> None:
@@ -128,7 +129,7 @@ class BankDetector(SlotRecord):
 
 
 def setting(text: str) -> Setting:
-    """'8.25' (the bank at that level) or 'c8.25' (the same, contrasted with absent episodes)."""
+    """'10' (the bank at that level) or 'c13.5' (the same, contrasted with absent episodes)."""
     return float(text.lstrip("c")), text.startswith("c")
 
 
@@ -269,7 +270,7 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
 def main(argv: Sequence[str] | None = None) -> None:
     parser = sweep_frame.parser("python tools/glr_sweep.py", __doc__)
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
-                        default=[setting(s) for s in ("8.25", "c8.25")],
+                        default=[setting(s) for s in ("10", "c13.5")],
                         help="comma-separated levels, each with a leading 'c' to contrast with absent episodes")
     parser.add_argument("--null", action="store_true", help="instead, false alarms and delays on simulated lessons")
     parser.add_argument("--episodes", type=int, default=1_000_000, help="--null's injected episodes per detector")
