@@ -271,13 +271,21 @@ class Follower:
         under `hold` (the fold mode's lock on the log), once a pending erase's scrub is finished."""
         self.sync()
         self._finish_pending(store)
+        # The whole log folded before the hold, which then folds only what was written meanwhile: a cache
+        # resumed from a saved state would fold it all again under the hold, while every writer waits.
+        self.whole()
         with hold():
             # A scrub takes the store's write lock itself, which `hold` may hold: it would wait here for ever.
             self.scrubs = False
             try:
-                return self._rewrite(store)
+                done = self._rewrite(store)
             finally:
                 self.scrubs = True
+        # After the hold: the state names the snapshot, which stays whatever is written after it. Unsaved,
+        # every open until a writer's next save would fold the snapshot whole.
+        if done:
+            self.save()
+        return done
 
     def _finish_pending(self, store: RewritableStore) -> None:
         if self.cache.unscrubbed and isinstance(store, ErasableStore):
@@ -316,8 +324,6 @@ class Follower:
         for record in cache.episodes.values():  # as a process that reads the snapshot sees them
             record.sealed = record.reward is not None
         cache.pinned = set(cache.episodes)  # their keys went with the events the snapshot replaced
-        if done:  # else every open until a writer's next save would fold the snapshot whole
-            self.save()
         return done
 
 
