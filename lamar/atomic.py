@@ -17,8 +17,35 @@ def lamar_home() -> Path:
 
 def own_folder(folder: Path) -> None:
     """Make `folder` (parents too) readable by this user alone: what Lamar keeps there quotes lessons and prompts,
-    and a file made 0600 in it is still listed, and a 0644 one read, by anyone the folder lets in."""
+    and a file made 0600 in it is still listed, and a 0644 one read, by anyone the folder lets in. One that
+    exists open to others is closed to them, and in ~/.lamar each folder up to it, saying so (once: it stays so)."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    home = os.path.realpath(lamar_home())
+    for each in (folder, *folder.parents):
+        real = os.path.realpath(each)
+        if each is not folder and not (real + os.sep).startswith(home + os.sep):
+            break  # above ~/.lamar, or a folder elsewhere: only the folder itself is Lamar's
+        _close_to_others(Path(real))
+        if real == home:
+            break
+
+
+def _close_to_others(folder: Path) -> None:
+    """chmod go-rwx `folder` when this user owns it and others may enter it; a folder that cannot be
+    changed (another's, a read-only mount) is left as it is: its files are made private all the same."""
+    try:
+        found = os.stat(folder)
+        mode = found.st_mode
+        if not mode & 0o077 or found.st_uid != os.getuid():
+            return
+        os.chmod(folder, stat.S_IMODE(mode) & 0o700)
+    except OSError:
+        return
+    import logging
+
+    logging.getLogger("lamar").warning(
+        "lamar: made %s readable by you alone (chmod %03o, it was %03o): the lessons, prompts and reports Lamar "
+        "keeps there are yours", folder, stat.S_IMODE(mode) & 0o700, stat.S_IMODE(mode))
 
 
 def in_lamar_home(path: Path) -> bool:

@@ -42,12 +42,15 @@ _NAME_MAX = 255  # bytes in one file name, on Linux's and macOS's file systems
 JSON_BESIDE = len("..index..tmp") + 7
 
 
-def prepare(path: Path, *, beside: int = 0) -> None:
-    """Make the folder of a store file not made yet; refuse a path that cannot be one.
+def prepare(path: Path, *, beside: int = 0, made_private: bool = False) -> None:
+    """Make the folder of a store file not made yet; refuse a path that cannot be one. In ~/.lamar the
+    store's folders are made (or made again) readable by this user alone.
 
     Args:
         path: the store file.
         beside: the most bytes the store adds to the file's name for the files it keeps beside it.
+        made_private: in ~/.lamar, make a missing file here, empty and 0600, for a store (SQLite) that
+            would otherwise create it with the umask's mode.
 
     Raises:
         StoreError: the path names a folder, a pipe (whose open would wait for a writer for ever)
@@ -65,16 +68,34 @@ def prepare(path: Path, *, beside: int = 0) -> None:
         mode = None
     except OSError as exc:
         raise StoreError(f"cannot open {path}: {exc.strerror or exc}; name another path") from exc
-    if mode is None:
-        from lamar.atomic import in_lamar_home, own_folder
+    from lamar.atomic import in_lamar_home, own_folder
 
+    private = in_lamar_home(path)
+    if mode is None:
         try:
-            own_folder(path.parent) if in_lamar_home(path) else path.parent.mkdir(parents=True, exist_ok=True)
+            own_folder(path.parent) if private else path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the folder for {path}: {exc}") from exc
-    elif not stat.S_ISREG(mode):
+        if private and made_private:
+            _made_private(path)
+    elif private:  # a store there before Lamar closed its folders, or a folder opened since
+        own_folder(path.parent)
+    if mode is not None and not stat.S_ISREG(mode):
         raise StoreError(f"{path} is not a file (a folder, a pipe or a device) but a store is one; it was left "
                          "untouched: name a file, or move that one away")
+
+
+def _made_private(path: Path) -> None:
+    """An empty file at `path`, 0600 whatever the umask: SQLite makes its database in it, and its -wal and -shm
+    with the database file's mode. Where it cannot be made (a link, a race), SQLite makes the file, or says why not."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return
+    try:
+        os.fchmod(fd, 0o600)  # not through os.open's mode alone, which the umask narrows
+    finally:
+        os.close(fd)
 
 
 # What opening a link with O_NOFOLLOW raises: ELOOP on Linux and macOS, EMLINK on FreeBSD.

@@ -29,7 +29,7 @@ def _stores(env: dict[str, str], tmp_path: Path) -> tuple[dict[str, str], Path, 
     """The environment without $LAMAR_STORE, the hooks' store and the default one, each with one lesson."""
     bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
     hooks, default = tmp_path / "hooks.db", Path(bare["HOME"]) / ".lamar" / "experience.json"
-    default.parent.mkdir()
+    default.parent.mkdir(mode=0o700)  # as Lamar makes it: one open to others is closed, and said so
     for path, action in ((hooks, "tag the release"), (default, "ask the default store")):
         with Lamar(str(path)) as lam:
             lam.add(Experience("a release", action, scope={"project": "shop"}))
