@@ -52,6 +52,7 @@ def _remove_report(report: Path) -> None:
     """A memory store's report and the private folder `default_report_path` made for it."""
     with contextlib.suppress(OSError):
         report.unlink(missing_ok=True)
+        report.with_name(report.name + ".lock").unlink(missing_ok=True)  # taken by Run sleep and Approve
         report.parent.rmdir()
 
 
