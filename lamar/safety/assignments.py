@@ -151,8 +151,16 @@ def flag_kind(match: re.Match[str]) -> str:
 
 def flag_is_harmless(match: re.Match[str]) -> bool:
     # Punctuation after a bare value ends the sentence, not the value ("-U alice%…,").
+    return is_placeholder(match.group("secret").rstrip(",;:)}"))
+
+
+def cli_flag_is_harmless(match: re.Match[str]) -> bool:
+    """`flag_is_harmless`, and a bare --secret whose value names a secret manager's entry: a password
+    flag's value is the password itself, and weak real ones read as words too (--password=super-secret)."""
+    if flag_is_harmless(match):
+        return True
     value = match.group("secret").rstrip(",;:)}")
-    return is_placeholder(value) or _names_a_secret(value)
+    return match.group("key").lower() == "secret" and _names_a_secret(value)
 
 
 _SECRET_NOUNS = frozenset(("password", "passwd", "secret", "token", "key", "credential"))
@@ -350,6 +358,7 @@ def prose_kind(match: re.Match[str]) -> str:
 __all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT",
            "KEY_NEEDLES", "NAME_VALUE", "NET_USE", "PASS_ARGUMENT", "PROSE", "PROSE_CYRILLIC", "PROSE_FOREIGN",
            "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "WPA_PASSPHRASE", "XML_ELEMENT", "assignment_is_harmless",
-           "assignment_kind", "command_is_harmless", "cookie_is_harmless", "cyrillic_is_harmless", "flag_is_harmless",
-           "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "plain_cookie_is_harmless",
-           "prose_is_harmless", "prose_kind", "said_is_harmless", "secret_key_kind"]
+           "assignment_kind", "cli_flag_is_harmless", "command_is_harmless", "cookie_is_harmless",
+           "cyrillic_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless",
+           "name_value_kind", "plain_cookie_is_harmless", "prose_is_harmless", "prose_kind", "said_is_harmless",
+           "secret_key_kind"]

@@ -21,6 +21,9 @@ _TEMPLATE = re.compile(
     r"""^(?:\$\{?[A-Za-z_{(]|\{\{|\{%|<[^<>]*(?:>|$)|%[A-Za-z_]+%$|\#\{"""
     r"""|[A-Za-z_][\w.:]*[(\[]|process\.env\b)"""
 )
+# "dummy" or "fake" as a word of its own (dummy-token, fakeKey, FAKE_KEY), not the start of a longer one
+# (Fakeroo2024!, dummy2024), which a weak real password may be.
+_MOCK = re.compile(r"(?:[dD]ummy|[fF]ake)(?![a-z0-9])|(?:DUMMY|FAKE)(?![A-Za-z0-9])")
 _FILLER = re.compile(r"^([x*.•…_-])\1*$", re.IGNORECASE)
 # A provider's prefix and a filler, as docs and READMEs write a key: sk_test_..., sk-…, ghp_xxxx, glpat-****.
 # The prefix ends in "_" or "-", so a real value trailing off ("hunter2...") is not one.
@@ -53,8 +56,8 @@ def is_placeholder(value: str) -> bool:
 
     Kept: template references (`${TOKEN}`, `{{ secrets.X }}`, `<your key>`, `%PASS%`, `os.getenv(...)`),
     fillers (`xxxx`, `****`, `...`, `…`, also after a key's prefix: `sk_test_...`), words such as
-    `none`/`example`/`placeholder`/`yes`/`write`, type names (`str`), values starting with "your", "dummy" or
-    "fake" (`your-api-key-here`, `dummy-token`),
+    `none`/`example`/`placeholder`/`yes`/`write`, type names (`str`), values starting with "your", or with "dummy" or
+    "fake" as a word (`your-api-key-here`, `dummy-token`),
     dotted names (`settings.TOKEN`, `api.example.com`), paths and URLs (a URL's own credentials are caught
     by the URL rules).
     Weak real passwords such as `changeme` or `password` are NOT placeholders: they are redacted,
@@ -67,7 +70,7 @@ def is_placeholder(value: str) -> bool:
     low = v.lower().replace(" ", "")
     if low in _PLACEHOLDER_WORDS or REDACTED.fullmatch(v) or _FILLER.match(v) or prefix_then_filler(v):
         return True
-    if low.startswith(("your", "dummy", "fake")) or _TEMPLATE.match(v) or _dotted_name(v):
+    if low.startswith("your") or _MOCK.match(v) or _TEMPLATE.match(v) or _dotted_name(v):
         return True
     return v.startswith(("/", "./", "../", "~/")) or "://" in v
 

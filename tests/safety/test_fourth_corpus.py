@@ -99,3 +99,18 @@ def test_figures() -> None:
     assert unfenced == ["markdown-fence", "ignore-previous"]
     assert changed == ["SECRET_KEY=changeme", "In tests set API_KEY=test and mock the client."]
     assert len(marked) == 4 and named == ["[user]"]
+
+
+@pytest.mark.parametrize("text, secret", [
+    # A password flag's value is the password, however it reads: weak real ones are words joined by a hyphen.
+    ("mysql -u root --password=super-secret db", "super-secret"),
+    ("docker login -p my-secret-token registry.acme.io", "my-secret-token"),
+    ("redis-cli -a my-secret-password ping", "my-secret-password"),
+    ("psql --password=app-db-password", "app-db-password"),
+    # "dummy" or "fake" as a word of its own marks a filler; as the start of a longer word it is a password.
+    ("DB_PASSWORD=dummy2024", "dummy2024"),
+    ("password: Fakeroo2024!", "Fakeroo2024!"),
+])
+def test_a_weak_real_password_the_fourth_corpus_rules_must_not_keep(text: str, secret: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert secret not in cleaned and kinds, cleaned
