@@ -122,8 +122,8 @@ def project_name(cwd: str | os.PathLike[str], repo: Path | None) -> str:
 
 def language_of(folder: Path, is_repo: bool, cache: MutableMapping[str, Any], now: float | None = None) -> str:
     """The dominant language of the folder's files ("" when none is known): the one with the most
-    files, on a tie the most bytes, then the first by name. Cached for a day, and only while git's
-    index holds as many files or, outside git, the folder's own listing is as it was."""
+    files, on a tie the most bytes, then the first by name. Cached for a day, and in a repository only
+    while git's index holds as many files."""
     now = time.time() if now is None else now
     key = str(folder)
     hit = cache.get(key)
@@ -165,18 +165,19 @@ def _bytes(folder: Path, names: list[str]) -> int:
 def _listing_mark(folder: Path, is_repo: bool) -> list[int] | None:
     """What changes when the files that decide the language may have: the number of entries git's index
     holds (its header: a `git status` that only refreshes the index keeps it, so no prompt pays for
-    `git ls-files` again), else the folder's own entries' time; None when unreadable."""
+    `git ls-files` again; no index yet, none); None when unreadable. Outside git nothing is watched: such
+    a folder (the home folder, /tmp) gains and loses entries all day, and each change would cost a prompt
+    a scan of thousands of files."""
+    if not is_repo:
+        return []
     try:
-        if is_repo:
-            with open(os.path.join(git_dir(folder), "index"), "rb") as handle:
-                head = handle.read(12)
-            if head[:4] == b"DIRC":
-                return [int.from_bytes(head[8:12], "big")]
-            return None
-        info = os.stat(folder)
+        with open(os.path.join(git_dir(folder), "index"), "rb") as handle:
+            head = handle.read(12)
+    except FileNotFoundError:  # a repository before its first add
+        return [0]
     except OSError:
         return None
-    return [info.st_mtime_ns, info.st_size]
+    return [int.from_bytes(head[8:12], "big")] if head[:4] == b"DIRC" else None
 
 
 def git_dir(repo: str | os.PathLike[str]) -> str:

@@ -203,6 +203,33 @@ def test_language_is_cached_until_the_repository_changes(repo: Path) -> None:
     assert derive_context(str(repo), "hi", config, cache)["language"] == "rust"
 
 
+def test_the_language_outside_git_or_before_a_first_add_is_counted_once_a_day(tmp_path: Path, monkeypatch) -> None:
+    # Every prompt runs this hook: a folder outside git (~, /tmp, Downloads) gains and loses entries all day
+    # (an app's config saved by a rename), and a scan of up to 5 000 files there takes about 0.1 s.
+    import lamar_claude_code.context as context_module
+
+    counted: list[str] = []
+    scan, tracked = context_module._scan, context_module._tracked_files
+    monkeypatch.setattr(context_module, "_scan", lambda folder: counted.append("scan") or scan(folder))
+    monkeypatch.setattr(context_module, "_tracked_files", lambda repo: counted.append("git") or tracked(repo))
+    config = load_config(None, user="/nonexistent.toml")
+    loose = tmp_path / "downloads"
+    loose.mkdir()
+    (loose / "plot.py").write_text("print(1)\n")
+    cache: dict[str, object] = {}
+    for step in range(3):
+        (loose / f".config.json.tmp{step}").write_text("{}")
+        (loose / f".config.json.tmp{step}").rename(loose / ".config.json")
+        assert derive_context(str(loose), "hi", config, cache)["language"] == "python"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")  # no index until a first add
+    (fresh / "main.rs").write_text("fn main() {}\n")
+    for _ in range(3):
+        assert "language" not in derive_context(str(fresh), "hi", config, cache)
+    assert counted == ["scan", "git"]
+
+
 def test_a_tie_between_languages_goes_to_more_bytes_then_to_the_name(tmp_path: Path) -> None:
     config = load_config(None, user="/nonexistent.toml")
     small = tmp_path / "tool"
