@@ -72,11 +72,17 @@ def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
     if result.written_since:
         # Not status 0: a script that goes on to point its agents at the copy, or to delete the source,
         # would lose these reports, and a note on stderr is read by no script.
+        missed = (f"{plural(result.written_since, 'event')} written to {result.source} after the copy read it "
+                  f"{'is' if result.written_since == 1 else 'are'} not in {target}")
+        if result.target_before:  # --append: the target's own events would go with it, so it is not deleted
+            raise StoreError(
+                f"{missed}, which held {plural(result.target_before, 'event')} of its own and now also holds "
+                f"{result.source} as it was when read: first stop the agents and commands that write to "
+                f"{result.source}; then put back a copy of {target} from before this import and import again with "
+                f"--append, or keep {result.source} for the events only it holds (deleting {target} loses its own)")
         raise StoreError(
-            f"{plural(result.written_since, 'event')} written to {result.source} after the copy read it "
-            f"{'is' if result.written_since == 1 else 'are'} not in {target}, which holds the store as it was "
-            "when read: to move a store, first stop the agents and commands that write to it, then copy it "
-            f"again into an empty store (delete {target}, or name another)")
+            f"{missed}, which holds the store as it was when read: to move a store, first stop the agents and "
+            f"commands that write to it, then copy it again into an empty store (delete {target}, or name another)")
     return 0
 
 

@@ -322,6 +322,30 @@ def test_a_copy_says_what_an_agent_wrote_to_the_source_while_it_ran(run_cli, tmp
     assert quiet.returncode == 0 and "note:" not in quiet.stderr, quiet.stderr
 
 
+def test_an_append_that_missed_events_never_advises_deleting_the_target(run_cli, tmp_path, monkeypatch):
+    # The target held events of its own before --append: deleting it to copy again would lose them.
+    import lamar.store.transfer as transfer_module
+
+    source, team = tmp_path / "proto.db", tmp_path / "team.db"
+    for where, words in ((source, "the build fails"), (team, "the deploy hangs")):
+        with Lamar(str(where)) as lam:
+            lam.add(Experience(words, "clear the cache"))
+    agent = Lamar(str(source))
+    verify = transfer_module._verify
+
+    def agent_reports_meanwhile(*args, **kwargs):
+        agent.report(agent.recall({}).episode_id, "shipped")
+        return verify(*args, **kwargs)
+
+    monkeypatch.setattr(transfer_module, "_verify", agent_reports_meanwhile)
+    merged = run_cli("import", source, "--store", team, "--append")
+    agent.close()
+    assert merged.returncode == 2, merged.stderr
+    assert "2 events written to" in merged.stderr and "first stop the agents" in merged.stderr, merged.stderr
+    assert f"delete {team}" not in merged.stderr, merged.stderr
+    assert "held 1 event of its own" in merged.stderr and "put back a copy" in merged.stderr, merged.stderr
+
+
 @pytest.mark.parametrize("target_name", ["target.db", "target.json"])
 def test_appending_a_store_that_shares_events_with_the_target_says_what_to_do(run_cli, tmp_path, target_name):
     # It said only "experience ... is already in ...": a team that imported their prototype twice, or a copy
