@@ -99,9 +99,11 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     if path.startswith("~"):
         # As a client that starts `lamar mcp` may, with no HOME, as a user the password database lacks.
         first = path.split(os.sep)[0]
-        whose = "this user" if first == "~" else f"a user {first[1:]!r}"
+        if first != "~":  # another user's home: HOME, set or not, has no say in it
+            raise StoreError(f"cannot open {text!r}: {first!r} names no folder here (no user {first[1:]!r} is known "
+                             "here): give the store's full path")
         raise StoreError(f"cannot open {text!r}: {first!r} names no folder here (HOME is unset and the password "
-                         f"database has no home for {whose}): give the store's full path, or set HOME")
+                         "database has no home for this user): give the store's full path, or set HOME")
     if os.path.splitext(path)[1].lower() == ".json":
         from lamar.store.json_file import JsonStore
 

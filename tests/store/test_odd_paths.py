@@ -131,5 +131,17 @@ def test_a_path_under_a_home_folder_no_one_can_find_is_a_store_error(location: s
     monkeypatch.delenv("HOME")
     monkeypatch.setattr(pwd, "getpwuid", _none)
     monkeypatch.setattr(pwd, "getpwnam", _none)
-    with pytest.raises(StoreError, match="names no folder here .*give the store's full path, or set HOME"):
+    advice = "give the store's full path" + ("" if location.startswith("~nobody") else ", or set HOME")
+    with pytest.raises(StoreError, match=f"names no folder here .*{advice}"):
         Lamar(location)
+
+
+def test_a_user_no_one_knows_is_named_as_such_while_home_is_set(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # HOME is set: a '~notes.db' names the home of a user 'notes.db', whom this machine lacks, and the message
+    # must not send the user to set a HOME they have.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(StoreError) as caught:
+        Lamar("~notes.db")
+    assert "no user 'notes.db' is known here" in str(caught.value) and "HOME" not in str(caught.value)
+    assert "full path" in str(caught.value)
