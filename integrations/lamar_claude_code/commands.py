@@ -48,7 +48,9 @@ def _body(name: str, cwd: str, repo: Path | None) -> str | None:
     if not home.startswith("~"):  # no HOME: no user commands to read
         folders.append(Path(home))
     for base in folders:
-        for path in (base / "commands" / Path(*parts).with_suffix(".md"), base / "skills" / parts[-1] / "SKILL.md"):
+        # NAME + ".md", not a suffix put in place: `/v1.2` is v1.2.md, never the command v1.md
+        command = base / "commands" / Path(*parts[:-1]) / f"{parts[-1]}.md"
+        for path in (command, base / "skills" / parts[-1] / "SKILL.md"):
             text = _read(path)
             if text is not None:
                 return _FRONT_MATTER.sub("", text, count=1)

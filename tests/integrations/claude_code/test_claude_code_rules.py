@@ -186,6 +186,17 @@ def test_a_custom_slash_command_is_classified_by_what_it_asks(repo: Path, tmp_pa
     assert context("/usr/bin/python fails to start") == (task_class("/usr/bin/python fails to start"), None)
 
 
+def test_a_command_with_a_dot_in_its_name_reads_its_own_file(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `/v1.2` is commands/v1.2.md: read as a suffix, the dot would pick commands/v1.md, another command.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(repo / "no-claude-home"))
+    commands = repo / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "v1.md").write_text("Refactor the v1 module.\n")
+    (commands / "v1.2.md").write_text("The tests fail on the 1.2 release: find why.\n")
+    config = load_config(None, user="/nonexistent.toml")
+    assert derive_context(str(repo), "/v1.2", config, {})["task"] == "tests_fail"
+
+
 def test_language_is_cached_until_the_repository_changes(repo: Path) -> None:
     cache: dict[str, object] = {}
     config = load_config(None, user="/nonexistent.toml")
