@@ -1,5 +1,6 @@
 """`lamar ui` in a narrow window (a phone, a window beside an editor): the header's links wrap onto
-lines of their own rather than run off the page, and the add form fits the window."""
+lines of their own rather than run off the page, and no page scrolls sideways: charts shrink to fit,
+a wide table scrolls in its own box."""
 
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("narrow") / ("a-long-folder-name-" * 4)
     folder.mkdir()
     path = folder / "lessons.db"
-    with Lamar(str(path)) as lam:
+    with Lamar(str(path), seed=3) as lam:
         lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+        lam.add(Experience("the tests are flaky", "run them one at a time", scope=Scope(project="trace")))
+        for n in range(40):  # episodes, so that the charts and the What if? table are drawn
+            lam.report(lam.recall({"project": "trace"}).episode_id, 1.0 if n % 3 else -1.0)
     with serving(path) as url:
         yield url
 
@@ -57,3 +61,20 @@ def test_the_add_form_fits_the_window(narrow, server: str) -> None:
     width, scrolled = narrow.execute_script(  # type: ignore[attr-defined]
         "return [document.documentElement.clientWidth, document.documentElement.scrollWidth]")
     assert scrolled <= width, (scrolled, width)
+
+
+@pytest.mark.parametrize("page", ["/", "/lesson", "/episodes", "/recall?context=project%3Dtrace", "/whatif", "/sleep"])
+def test_no_page_scrolls_sideways(narrow, server: str, page: str) -> None:
+    # The charts are 800 px wide and the tables as wide as their columns: in a window narrower than
+    # that, the whole page scrolled sideways, the header and the text with them.
+    base = server.split("/?")[0]
+    if page == "/lesson":
+        narrow.get(base + "/")  # type: ignore[attr-defined]
+        page = narrow.execute_script(  # type: ignore[attr-defined]
+            "return new URL(document.querySelector('tr.lesson a').href).pathname")
+    narrow.get(base + page)  # type: ignore[attr-defined]
+    width, scrolled, charts = narrow.execute_script(  # type: ignore[attr-defined]
+        "return [document.documentElement.clientWidth, document.documentElement.scrollWidth,"
+        " [...document.querySelectorAll('main svg')].map(s => s.getBoundingClientRect().right)]")
+    assert scrolled <= width, (page, scrolled, width)
+    assert all(0 < right <= width for right in charts), (page, charts, width)  # shrunk, not cut off
