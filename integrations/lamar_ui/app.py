@@ -35,6 +35,7 @@ from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
+from lamar_ui.answers import forbidden, moving_on, no_page, store_failed
 from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.sleep_review import SleepReview
@@ -415,27 +416,27 @@ class TokenGuard(BaseHTTPMiddleware):
         given = request.query_params.get("token")
         # Another user is refused even with the token: a browser sends the cookie to their page on any port of 127.0.0.1
         if other_user(request.scope.get("client"), request.scope.get("server")):
-            response: Response = _forbidden(REFUSAL)
+            response: Response = forbidden(REFUSAL)
         elif given is not None and same_token(given, ui.token):
             # Not a redirect: sent on by a page elsewhere (the file that opens the browser), the browser
             # would hold the SameSite=Strict cookie back from a redirect in that same chain, and show 403.
             # A page of this origin that moves on starts a same-site navigation, which carries it. Every
             # visit gets it: a browser that sends no Sec-Fetch-Site cannot say where it came from.
-            response = HTMLResponse(_moving_on(request.url.path))
+            response = HTMLResponse(moving_on(request.url.path))
             response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
         elif request.url.path.startswith("/static/") or \
                 same_token(request.cookies.get(cookie, ""), ui.token):
             try:
                 response = await call_next(request)
             except Forbidden as exc:
-                response = _forbidden(str(exc))
+                response = forbidden(str(exc))
             except StoreError as exc:  # the store itself failed (its file deleted, say), not this request
-                response = _store_failed(str(exc))
+                response = store_failed(str(exc))
             except Exception:  # noqa: BLE001 - a bug still answers with the headers below, not a bare 500
                 response = HTMLResponse("<!DOCTYPE html><title>Error</title><p>lamar ui failed on this request; "
                                         "the store is unchanged</p>", status_code=500)
         else:
-            response = _forbidden("open the address that `lamar ui` printed: it carries this launch's token")
+            response = forbidden("open the address that `lamar ui` printed: it carries this launch's token")
         response.headers["Content-Security-Policy"] = _CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would make forms post Origin: null
@@ -471,30 +472,13 @@ def create_app(ui: UI) -> Starlette:
         routes=[Route(path, endpoint, methods=methods) for path, endpoint, methods in routes]
         + [Mount("/static", app=StaticFiles(directory=STATIC), name="static")],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS), Middleware(TokenGuard, ui=ui)],
+        exception_handlers=no_page(lambda title, body: ui._page(title, body, "/")),
     )
 
 
 def _reads(exp: Experience, values: Mapping[str, str], scope: Mapping[str, str]) -> bool:
     """Whether `exp` already reads as the edit form's `values` would store it (in prompt form)."""
     return dict(exp.scope) == scope and all(getattr(exp, name) == prompt_form(values[name]) for name in TEXT_FIELDS)
-
-
-def _moving_on(path: str) -> str:
-    target = escape(path, quote=True)
-    # the icon of every page: without it the browser asks for /favicon.ico, and logs the 404 as an error
-    return (f'<!DOCTYPE html><title>lamar ui</title><meta http-equiv="refresh" content="0;url={target}">'
-            '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
-            f'<p><a href="{target}">Open lamar ui</a></p>')
-
-
-def _forbidden(message: str) -> HTMLResponse:
-    return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
-
-
-def _store_failed(message: str) -> HTMLResponse:
-    return HTMLResponse(f"<!DOCTYPE html><title>Store failed</title><p>{escape(message)}</p><p>Once that is "
-                        "fixed, stop lamar ui (Ctrl-C) and start it again to open the store again.</p>",
-                        status_code=503)
 
 
 __all__ = ["UI", "create_app"]
