@@ -20,7 +20,7 @@ STANDINGS = {
     "harms": ("#cf222e", "proven to harm"),
     "dropped": ("#bc4c00", f"unknown, dropped by the selection: its estimate is below -{DROP_MARGIN:g}"),
     "no effect": ("#6e7781", f"unknown, and any effect is small (the interval lies within ±{SMALL_EFFECT:g})"),
-    "unproven": ("#afb8c1", "unknown: too little evidence yet"),
+    "unproven": ("#8c959f", "unknown: too little evidence yet"),  # light, yet a mark WCAG calls visible on white
 }
 
 

@@ -199,6 +199,34 @@ def test_each_standing_has_its_own_colour_and_words(looks_server: str, browser: 
     assert "no evidence yet" in row.text
 
 
+_CONTRAST = """
+const lum = c => { const v = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(x => x / 255)
+  .map(x => x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+const page = getComputedStyle(document.body).backgroundColor;
+const paint = el => getComputedStyle(el)[el.tagName === 'line' ? 'stroke' : 'fill'];
+return {
+  marks: [...document.querySelectorAll('rect.swatch, g.lesson line, g.lesson circle')]
+    .map(el => [el.closest('g.lesson') ? el.closest('g.lesson').getAttribute('class') : 'legend', paint(el),
+                ratio(paint(el), page)]),
+  words: [...document.querySelectorAll('span.verdict')]
+    .map(el => [el.textContent, ratio(getComputedStyle(el).color, page)]),
+};"""
+
+
+def test_every_standing_can_be_told_from_the_page(looks_server: str, browser: webdriver.Chrome) -> None:  # noqa: F811
+    # WCAG's bars: a mark of the chart (a dot, a line, a legend's swatch) 3:1 against the page, a word 4.5:1;
+    # a lighter grey for the unproven lessons would leave their lines unseen on a dim or washed-out screen.
+    browser.get(looks_server)
+    _viewport(browser, 1280)
+    _open(browser, looks_server, "/", "g.lesson")
+    seen = browser.execute_script(_CONTRAST)
+    assert len(seen["marks"]) > len(STANDINGS) and seen["words"], seen
+    assert [mark for mark in seen["marks"] if mark[2] < 3.0] == []
+    assert [word for word in seen["words"] if word[1] < 4.5] == []
+
+
 def test_the_lesson_page_says_why_the_verdict_went_and_when_it_came_back(
         looks_server: str, browser: webdriver.Chrome, lessons: tuple[Path, dict[str, str]]) -> None:  # noqa: F811
     _, ids = lessons
