@@ -50,6 +50,7 @@ def layout(title: str, body: str, *, active: str, location: str, version: int, f
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{escape(title)} · Lamar</title>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'  # a phone: laid out at its width
         '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
         f'<body data-version="{version}"{"" if follow else _NO_FOLLOW}><header><strong>Lamar</strong><nav>{links}</nav>'

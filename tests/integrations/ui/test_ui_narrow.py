@@ -78,3 +78,30 @@ def test_no_page_scrolls_sideways(narrow, server: str, page: str) -> None:
         " [...document.querySelectorAll('main svg')].map(s => s.getBoundingClientRect().right)]")
     assert scrolled <= width, (page, scrolled, width)
     assert all(0 < right <= width for right in charts), (page, charts, width)  # shrunk, not cut off
+
+
+def test_a_phone_lays_the_page_out_at_its_own_width(server: str) -> None:
+    # A phone's browser lays out a page that names no viewport at 980 px and shrinks it: the narrow
+    # layout above never applied, and the text was too small to read without zooming.
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    from tests.integrations.ui.test_ui_browser import CHROMIUM, DRIVER, _need_browser
+
+    _need_browser()
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
+        options.add_argument(flag)
+    options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 390, "height": 844,
+                                                                          "pixelRatio": 3.0, "touch": True}})
+    phone = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        phone.get(server)
+        for page in ("/", "/add", "/sleep"):
+            phone.get(server.split("/?")[0] + page)
+            laid_out, scrolled = phone.execute_script(
+                "return [window.innerWidth, document.documentElement.scrollWidth]")
+            assert laid_out == 390 and scrolled <= 390, (page, laid_out, scrolled)
+    finally:
+        phone.quit()
