@@ -29,10 +29,13 @@ def no_page(frame: Callable[[str, str], HTMLResponse]) -> dict[Any, Handler]:
             return HTMLResponse("<!DOCTYPE html><title>Not found</title><p>no such file</p>", status_code=404)
         shown = escape(path if len(path) <= 200 else path[:200] + "…")
         status = getattr(exc, "status_code", 404)
-        if status == 405:
-            target, name = _FORM_PAGES.get(path, ("/", "Lessons"))
+        if status == 405 and path in _FORM_PAGES:
+            target, name = _FORM_PAGES[path]
             body = (f'<p class="error">{shown} takes the form of the {escape(name)} page, not a visit: open that '
                     f'page and use its buttons.</p><p><a href="{target}">{escape(name)}</a></p>')
+        elif status == 405:  # a form sent to a page that takes none
+            body = (f'<p class="error">{shown} takes no form: open it, or use the links above.</p>'
+                    f'<p><a href="{escape(path, quote=True)}">Open it</a></p>')
         else:
             body = (f'<p class="error">no page at {shown}: the links above lead to every page.</p>'
                     '<p><a href="/">All lessons</a></p>')

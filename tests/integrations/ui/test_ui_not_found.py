@@ -61,3 +61,15 @@ def test_without_the_token_no_answer_names_the_store(tmp_path: Path) -> None:
                 urllib.request.urlopen(base + path, timeout=30)
             assert caught.value.code in (403, 404)
             assert str(store) not in caught.value.read().decode()
+
+
+def test_a_form_sent_to_a_page_that_takes_none_says_so(tmp_path: Path) -> None:
+    from tests.integrations.ui.test_ui_trial import _get
+
+    store = tmp_path / "lessons.db"
+    Lamar(str(store)).close()
+    with serving(store) as url:
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            _get(url, "/episodes", {"x": "1"})
+        assert caught.value.code == 405
+        assert "/episodes takes no form: open it" in caught.value.read().decode()
