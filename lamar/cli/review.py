@@ -133,8 +133,11 @@ def report_held(path: str, timeout: float = 30.0) -> Iterator[None]:
     Raises:
         StoreError: another process kept the lock past `timeout` seconds, or it cannot be made.
     """
-    from lamar.store.file_lock import NOFOLLOW, exclusive
+    from lamar.store.file_lock import NOFOLLOW, exclusive, fcntl
 
+    if fcntl is None:  # no POSIX locks (Windows): saved unlocked, so one reviewer at a time (docs/limitations.md)
+        yield
+        return
     at = Path(path)
     lock = at.with_name(at.name + ".lock")
     try:

@@ -4,7 +4,6 @@ exclusive; a trace reader's, shared), so a stuck or stopped writer makes a write
 from __future__ import annotations
 
 import _thread
-import fcntl
 import os
 from contextlib import suppress
 from typing import TYPE_CHECKING
@@ -17,7 +16,20 @@ from lamar.store.files import lock_failed
 if TYPE_CHECKING:
     from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so `needs_posix_locks` refuses what cannot be locked
+    fcntl = None  # type: ignore[assignment]
+
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def needs_posix_locks(what: str) -> None:
+    """Refuse `what` with a `StoreError` saying what to use instead, where there are no POSIX file locks."""
+    if fcntl is None:
+        raise StoreError(f"{what} needs POSIX file locks (fcntl), which this platform (Windows) lacks: keep the "
+                         "lessons in a SQLite store instead (a path ending .db, such as \"lessons.db\"), "
+                         "or in \":memory:\"")
 
 
 def checked_timeout(timeout: float) -> float:
@@ -53,7 +65,9 @@ def exclusive(lock: Path, timeout: float, *, flags: int = 0, mode: int = 0o644) 
 
     Raises:
         OSError: the file cannot be opened or locked.
+        StoreError: this platform has no POSIX file locks.
     """
+    needs_posix_locks(f"locking {lock}")
     return _locked(os.open(lock, os.O_RDWR | os.O_CREAT | flags, mode), fcntl.LOCK_EX, timeout)
 
 
@@ -211,4 +225,4 @@ def _in_child() -> None:
     _guard.release()  # taken before the fork, by the thread that forked: the child's one thread
 
 
-__all__ = ["NOFOLLOW", "checked_timeout", "exclusive", "lock_writers", "shared"]
+__all__ = ["NOFOLLOW", "checked_timeout", "exclusive", "fcntl", "lock_writers", "needs_posix_locks", "shared"]

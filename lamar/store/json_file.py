@@ -6,7 +6,6 @@ from __future__ import annotations
 import _thread
 import dataclasses
 import errno
-import fcntl
 import json
 import os
 import re
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.appendable import check_appendable
 from lamar.store.base import Event, closed_store, scrubbed_log
-from lamar.store.file_lock import NOFOLLOW, checked_timeout, lock_writers
+from lamar.store.file_lock import NOFOLLOW, checked_timeout, fcntl, lock_writers, needs_posix_locks
 from lamar.store.files import JSON_BESIDE, create_like, gone, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_at, lines_of, not_begun, parse, parse_lines
@@ -59,6 +58,7 @@ class JsonStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         from pathlib import Path  # on first open, not with `import lamar`
 
+        needs_posix_locks(f"the JSON store {os.fspath(path)!r}")  # its writers share the file through flock
         self._timeout = checked_timeout(timeout)
         self.path = Path(path).expanduser()
         self.location = str(self.path)

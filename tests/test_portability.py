@@ -1,0 +1,74 @@
+"""Lamar where POSIX is missing, emulated on Linux: no `fcntl`, no `os.O_NOFOLLOW`, no `os.geteuid`/`getuid`
+(as on Windows), in a child process, since a module once imported keeps what it found."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Set first thing in the child, before lamar is imported: what a Windows Python lacks of these.
+_NO_POSIX = ("import os, sys\n"
+             "sys.modules['fcntl'] = None\n"
+             "for name in ('O_NOFOLLOW', 'geteuid', 'getuid'):\n"
+             "    if hasattr(os, name):\n"
+             "        delattr(os, name)\n")
+
+
+def _run(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    path = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "integrations"), os.environ.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-c", _NO_POSIX + code, *args], capture_output=True, text=True,
+                          check=False, timeout=120, cwd=cwd, env={**os.environ, "PYTHONPATH": path})
+
+
+_MAIN_PATHS = """
+from lamar import Experience, Lamar, Scope, Signal
+with Lamar(sys.argv[1], k=2, seed=7, holdout=0.2) as lam:
+    for action in ("clear the cache", "rebuild twice"):
+        lam.add(Experience(precondition="the build fails", action=action, rationale="stale files",
+                           scope=Scope(project="p")))
+    for _ in range(60):
+        lam.report(lam.recall({"project": "p"}).episode_id, Signal.SHIPPED)
+    first = lam.experiences()[0].id
+    report = lam.sleep()
+    lam.apply(report)
+    print(lam.evidence(first).randomized > 0, len(lam.experiences()))
+"""
+
+
+@pytest.mark.parametrize("location", [":memory:", "lessons.db"])
+def test_add_recall_report_evidence_and_sleep_run_without_posix(tmp_path: Path, location: str) -> None:
+    done = _run(_MAIN_PATHS, location, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "True"
+
+
+def test_a_json_store_without_posix_locks_is_refused_saying_what_to_use(tmp_path: Path) -> None:
+    done = _run("from lamar import Lamar, StoreError\n"
+                "try:\n"
+                "    Lamar(sys.argv[1])\n"
+                "except StoreError as exc:\n"
+                "    print(exc)\n", str(tmp_path / "lessons.json"))
+    assert done.returncode == 0, done.stderr
+    assert "needs POSIX file locks" in done.stdout and '"lessons.db"' in done.stdout
+    assert not (tmp_path / "lessons.json").exists()
+
+
+def test_a_sleep_report_is_saved_without_posix_locks(tmp_path: Path) -> None:
+    done = _run("from lamar.cli.review import report_held\n"
+                "with report_held(sys.argv[1]):\n"
+                "    print('held')\n", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "held"
+
+
+def test_the_gym_runs_without_posix() -> None:
+    done = _run("import runpy\n"
+                "sys.argv = ['lamar.gym', '--episodes', '200', '--seeds', '1', '--workers', '1', '--quiet']\n"
+                "runpy.run_module('lamar.gym', run_name='__main__')\n")
+    assert done.returncode == 0, done.stderr
+    assert "lamar captured" in done.stdout
