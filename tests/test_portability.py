@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,3 +73,23 @@ def test_the_gym_runs_without_posix() -> None:
                 "runpy.run_module('lamar.gym', run_name='__main__')\n")
     assert done.returncode == 0, done.stderr
     assert "lamar captured" in done.stdout
+
+
+def test_a_claude_code_hook_answers_a_prompt_without_posix(tmp_path: Path) -> None:
+    store = tmp_path / "lessons.db"
+    made = _run("from lamar import Experience, Lamar\n"
+                "with Lamar(sys.argv[1]) as lam:\n"
+                "    lam.add(Experience(precondition='the tests fail', action='run them one by one',\n"
+                "                       rationale='they share a database'))\n", str(store))
+    assert made.returncode == 0, made.stderr
+    event = {"session_id": "s", "transcript_path": str(tmp_path / "none.jsonl"), "cwd": str(tmp_path),
+             "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "the tests fail"}
+    path = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "integrations"), os.environ.get("PYTHONPATH")]))
+    quick = ROOT / "integrations" / "lamar_claude_code" / "quick.py"
+    done = subprocess.run([sys.executable, "-c", _NO_POSIX + "import runpy\n"
+                           "script, sys.argv = sys.argv[2], ['quick.py', '--store', sys.argv[1]]\n"
+                           "runpy.run_path(script, run_name='__main__')\n", str(store), str(quick)],
+                          input=json.dumps(event), capture_output=True, text=True, check=False, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": path, "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "run them one by one" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
