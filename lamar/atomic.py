@@ -17,14 +17,19 @@ def lamar_home() -> Path:
 
 def own_folder(folder: Path) -> None:
     """Make `folder` (parents too) readable by this user alone: what Lamar keeps there quotes lessons and prompts,
-    and a file made 0600 in it is still listed, and a 0644 one read, by anyone the folder lets in. One that
-    exists open to others is closed to them, and in ~/.lamar each folder up to it, saying so (once: it stays so)."""
+    and a file made 0600 in it is still listed, and a 0644 one read, by anyone the folder lets in. In ~/.lamar, one
+    that exists open to others is closed to them, and each folder up to ~/.lamar, saying so (once: it stays so)."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    home = os.path.realpath(lamar_home())
+    try:
+        home = os.path.realpath(lamar_home())
+    except (OSError, RuntimeError):  # no home folder: no ~/.lamar to close
+        return
     for each in (folder, *folder.parents):
         real = os.path.realpath(each)
-        if each is not folder and not (real + os.sep).startswith(home + os.sep):
-            break  # above ~/.lamar, or a folder elsewhere: only the folder itself is Lamar's
+        if not (real + os.sep).startswith(home + os.sep):
+            # Outside ~/.lamar (a file store's folder, where its sleep report goes beside it): the user's,
+            # shared with a team or served, perhaps; only a folder made here is made private.
+            break
         _close_to_others(Path(real))
         if real == home:
             break

@@ -65,3 +65,25 @@ def test_an_open_lamar_home_is_closed_when_a_store_there_opens_and_said_once(hom
     assert _mode(path.parent) == 0o700
     again = ls()
     assert again.returncode == 0 and again.stderr == "", again.stderr
+
+
+def test_a_folder_outside_lamar_home_is_made_private_but_an_existing_one_keeps_its_mode(
+        home: Path, tmp_path: Path) -> None:
+    from lamar.atomic import own_folder
+
+    project = tmp_path / "project"  # where `lamar ui --store project/lamar.db` puts its sleep report
+    project.mkdir(mode=0o755)
+    own_folder(project)
+    own_folder(project / "reports")
+    assert (_mode(project), _mode(project / "reports")) == (0o755, 0o700)
+
+
+def test_a_folder_is_made_without_a_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar import atomic
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(atomic, "lamar_home", no_home)  # no HOME, no entry in the password database
+    atomic.own_folder(tmp_path / "cache" / "lamar")
+    assert _mode(tmp_path / "cache" / "lamar") == 0o700
