@@ -22,8 +22,9 @@ _TEMPLATE = re.compile(
     r"""|[A-Za-z_][\w.:]*[(\[]|process\.env\b)"""
 )
 # "dummy" or "fake" as a word of its own (dummy-token, fakeKey, FAKE_KEY), not the start of a longer one
-# (Fakeroo2024!, dummy2024), which a weak real password may be.
-_MOCK = re.compile(r"(?:[dD]ummy|[fF]ake)(?![a-z0-9])|(?:DUMMY|FAKE)(?![A-Za-z0-9])")
+# (Fakeroo2024!, dummy2024), and followed by words alone: a weak real password may be such a word and
+# digits or signs (Dummy!2024, fake-8sT!kq2Lm).
+_MOCK = re.compile(r"(?:(?:[dD]ummy|[fF]ake)(?![a-z0-9])|(?:DUMMY|FAKE)(?![A-Za-z0-9]))[A-Za-z_.-]*\Z")
 _FILLER = re.compile(r"^([x*.•…_-])\1*$", re.IGNORECASE)
 # A provider's prefix and a filler, as docs and READMEs write a key: sk_test_..., sk-…, ghp_xxxx, glpat-****.
 # The prefix ends in "_" or "-", so a real value trailing off ("hunter2...") is not one.

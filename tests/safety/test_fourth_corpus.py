@@ -110,6 +110,10 @@ def test_figures() -> None:
     # "dummy" or "fake" as a word of its own marks a filler; as the start of a longer word it is a password.
     ("DB_PASSWORD=dummy2024", "dummy2024"),
     ("password: Fakeroo2024!", "Fakeroo2024!"),
+    # The word followed by digits or signs is a password that starts with it.
+    ("mysql --password=Dummy!2024 db", "Dummy!2024"),
+    ("export DB_PASSWORD=fake-8sT!kq2Lm", "fake-8sT!kq2Lm"),
+    ("docker login -p Fake_Pw_2024 registry.acme.io", "Fake_Pw_2024"),
 ])
 def test_a_weak_real_password_the_fourth_corpus_rules_must_not_keep(text: str, secret: str) -> None:
     cleaned, kinds = scrub(text)
