@@ -62,6 +62,11 @@ def __getattr__(name: str) -> object:
     return value
 
 
+def __dir__() -> list[str]:
+    # `dir(lamar)` and an editor's completion list the names loaded on first use, too.
+    return sorted({*globals(), *_LAZY})
+
+
 __version__ = "0.1.0"
 
 __all__ = [

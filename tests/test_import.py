@@ -57,6 +57,12 @@ def test_the_lazy_names_still_import_and_load_their_module() -> None:
     assert {"lamar.sleep.proposals", "lamar.sleep.traces"} <= modules
 
 
+def test_dir_lists_the_names_loaded_on_first_use() -> None:
+    modules = _modules_after("import lamar\nnames = dir(lamar)\n"
+                             "assert {'Lamar', 'Signal', 'SleepReport', 'LamarError'} <= set(names), names")
+    assert "lamar.engine" not in modules  # listing a name does not load it
+
+
 def test_as_prompt_loads_the_safety_rules_on_first_use() -> None:
     """What a hook shows the model is screened, so rendering it is where the rules load."""
     code = ("import lamar\n"
