@@ -18,12 +18,8 @@ sys.path.insert(0, str(ROOT))
 from lamar.safety import injection_reason, prompt_safe, scrub
 from tests.safety.fourth_formats import BREAKOUTS, ORDINARY, SECRETS, Breakout, Secret
 
-RUN = 12  # a secret counts as leaked while any run of this many of its characters is left in the text
-
-
-def leaked(secret: str, text: str) -> bool:
-    width = min(RUN, len(secret))
-    return any(secret[i:i + width] in text for i in range(len(secret) - width + 1))
+sys.path.insert(0, str(ROOT / "tools"))  # the third corpus's tool: how a leak and an ordinary line count
+from third_corpus import leaked, ordinary_figures
 
 
 def secret_caught(case: Secret) -> tuple[bool, str]:
@@ -67,20 +63,7 @@ def main() -> int:
         screen += reason is not None
         if args.all or not ok:
             print(f"  fence {'caught' if ok else 'MISSED'}: {look.family}: {shown!r}  (screen: {reason})")
-    changed = marked = named = 0
-    for line in ORDINARY:
-        cleaned, kinds = scrub(line)
-        shown = prompt_safe(line)
-        reason = injection_reason(line)
-        if cleaned != line:
-            changed += 1
-            print(f"  ordinary REDACTED: {cleaned!r} {kinds}")
-        if shown.count("(quoted)") > line.count("(quoted)"):
-            marked += 1
-            print(f"  ordinary MARKED by the fence: {shown!r}")
-        if reason is not None:
-            named += 1
-            print(f"  ordinary NAMED by the screen: {line!r}: {reason}")
+    changed, marked, named = ordinary_figures(ORDINARY)
     n, m, k = len(SECRETS), len(BREAKOUTS), len(ORDINARY)
     print(f"secrets caught: {caught} of {n} formats ({100 * caught / n:.0f}%)")
     print(f"fence break-outs marked or defanged by prompt_safe: {fence} of {m}; "

@@ -10,6 +10,7 @@ import argparse
 import html
 import sys
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,25 @@ def fenced(case: Lookalike) -> tuple[bool, str]:
     return ok, shown
 
 
+def ordinary_figures(lines: Iterable[str]) -> tuple[int, int, int]:
+    """How many of the ordinary `lines` scrub changes, the fence marks and the screen names, each one printed."""
+    changed = marked = named = 0
+    for line in lines:
+        cleaned, kinds = scrub(line)
+        shown = prompt_safe(line)
+        reason = injection_reason(line)
+        if cleaned != line:
+            changed += 1
+            print(f"  ordinary REDACTED: {cleaned!r} {kinds}")
+        if shown.count("(quoted)") > line.count("(quoted)"):
+            marked += 1
+            print(f"  ordinary MARKED by the fence: {shown!r}")
+        if reason is not None:
+            named += 1
+            print(f"  ordinary NAMED by the screen: {line!r}: {reason}")
+    return changed, marked, named
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="print every case, not only the misses")
@@ -71,20 +91,7 @@ def main() -> int:
         screen += reason is not None
         if args.all or not ok:
             print(f"  fence {'caught' if ok else 'MISSED'}: {look.name}: {shown!r}  (screen: {reason})")
-    changed = marked = named = 0
-    for line in ORDINARY:
-        cleaned, kinds = scrub(line)
-        shown = prompt_safe(line)
-        reason = injection_reason(line)
-        if cleaned != line:
-            changed += 1
-            print(f"  ordinary REDACTED: {cleaned!r} {kinds}")
-        if shown.count("(quoted)") > line.count("(quoted)"):
-            marked += 1
-            print(f"  ordinary MARKED by the fence: {shown!r}")
-        if reason is not None:
-            named += 1
-            print(f"  ordinary NAMED by the screen: {line!r}: {reason}")
+    changed, marked, named = ordinary_figures(ORDINARY)
     n, m, k = len(SECRETS), len(LOOKALIKES), len(ORDINARY)
     print(f"secrets caught: {caught} of {n} formats ({100 * caught / n:.0f}%)")
     print(f"fence look-alikes marked or defanged by prompt_safe: {fence} of {m}; "
