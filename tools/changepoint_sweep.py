@@ -19,16 +19,13 @@ the runs alone: the detector still closes the evidence segment, so the verdicts 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from lamar.gym import sweep as sweep_frame
-from lamar.gym.family_report import captured_by_world, paired
-from lamar.gym.family_run import run_family, spec
-from lamar.gym.forgetting import FASTEST
-from lamar.gym.metrics import interval_text, mean_interval
 from lamar.policy import features, lesson, selection
 from lamar.policy.ledger import Ledger
 
@@ -36,7 +33,7 @@ RUNS = 16  # run-length hypotheses kept per lesson, the run since the last resta
 PRIOR_IN = 2.0  # pseudo-episodes a new run's injected arm starts with, at the likeliest run's mean
 PRIOR_OUT = 10.0  # and its absent arm (as a restart keeps of the old absent arm)
 FLOOR = math.log(1e-4)  # a run whose posterior weight falls under this is pruned
-PEER = "river-ts"  # the best peer by reward, which goal 1 pairs lamar with
+PEER = sweep_frame.PEER
 
 Setting = tuple[float, bool]  # the hazard's inverse (0: the engine's selection), the detector restarting the arms
 DEFAULT: Setting = (0.0, True)
@@ -222,30 +219,13 @@ def patched(every: float, hard: bool) -> Iterator[None]:
 def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting],
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
-    seeds = sweep_frame.family_seeds(worlds, tuning)
-    rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST), spec(PEER)], workers=workers)
-    lines = [sweep_frame.title("Soft change points", seeds, tuning, gym_first_seed, gym_seeds),
-             f"{'hazard':<12}{'captured':>14}{'minus default':>16}{f'minus {PEER}':>25}{sweep_frame.HEADING}"]
-    for every, hard in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
-        name = name_of(every, hard)
-        with patched(every, hard):
-            mine, gym = sweep_frame.run_setting(rows, name, seeds, gym_first_seed=gym_first_seed,
-                                                gym_seeds=gym_seeds, workers=workers)
-        minus = "" if name == "default" else interval_text(paired(rows, name, "default"))
-        against = paired(rows, name, PEER)
-        low = mean_interval(against)[0] - mean_interval(against)[1]
-        lines.append(f"{name:<12}{interval_text(list(captured_by_world(rows, name).values())):>14}{minus:>16}"
-                     f"{interval_text(against) + f' ({low:+.3f})':>25}" + sweep_frame.columns(rows, name, mine, gym))
-        print(lines[-1], flush=True)
-    for peer in (PEER, FASTEST):
-        lines.append(f"{peer:<12}{interval_text(list(captured_by_world(rows, peer).values())):>14}{'':>16}{'':>25}"
-                     + sweep_frame.peer_columns(rows, peer))
-    lines += ["   hazard: 1/N, the prior chance per eligible episode that the lesson's world changed; soft: the fall",
-              ("   detector closes the evidence segment but leaves the arms to the runs "
-               "(else it restarts both, as in the engine)."),
-              f"   minus {PEER}: paired by world, with the lower end of its 95% interval (goal 1 asks it above -0.01);",
-              *sweep_frame.NOTES]
-    return lines
+    chosen = [DEFAULT, *(s for s in settings if s != DEFAULT)]
+    return sweep_frame.against_peer(
+        "Soft change points", "hazard", 12, [(name_of(*s), functools.partial(patched, *s)) for s in chosen],
+        ["   hazard: 1/N, the prior chance per eligible episode that the lesson's world changed; soft: the fall",
+         ("   detector closes the evidence segment but leaves the arms to the runs "
+          "(else it restarts both, as in the engine).")],
+        worlds=worlds, tuning=tuning, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds, workers=workers)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

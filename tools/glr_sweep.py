@@ -21,6 +21,7 @@ fork, one setting at a time, and reads each against the defaults, paired by worl
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import random
 import statistics
@@ -29,10 +30,6 @@ from typing import Any
 
 from lamar.audit import physics
 from lamar.gym import sweep as sweep_frame
-from lamar.gym.family_report import captured_by_world, paired
-from lamar.gym.family_run import run_family, spec
-from lamar.gym.forgetting import FASTEST
-from lamar.gym.metrics import interval_text, mean_interval
 from lamar.policy import change, lesson
 from lamar.policy.record import SlotRecord
 
@@ -43,7 +40,7 @@ FALLS = (0.1, 0.2, 0.4, 0.8)  # the grid: falls per injected episode, in reward 
 OFFSETS = tuple(2.0 * math.log(size / FALLS[-1]) for size in FALLS)
 ANCHOR = 2  # the statistic whose excursion freezes the reference, as the engine's first CUSUM does
 ABSENT_DISCOUNT = 0.99  # the recent absent episodes a contrast compares with: about 100
-PEER = "river-ts"  # the best peer by reward, which goal 1 pairs lamar with
+PEER = sweep_frame.PEER
 _PER = ("stat", "w_in", "s_in", "w_out", "s_out")
 _HEAD = ("watched", "ref_w", "ref_s", "ref_ow", "ref_os", "now_w", "now_s")
 
@@ -243,28 +240,11 @@ def null_table(settings: Sequence[Setting], episodes: int, runs: int) -> list[st
 def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting],
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
-    seeds = sweep_frame.family_seeds(worlds, tuning)
-    rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST), spec(PEER)], workers=workers)
-    lines = [sweep_frame.title("The bank of CUSUMs", seeds, tuning, gym_first_seed, gym_seeds),
-             f"{'level':<10}{'captured':>14}{'minus default':>16}{f'minus {PEER}':>25}{sweep_frame.HEADING}"]
-    for level, contrast in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
-        name = name_of(level, contrast)
-        with installed(level, contrast):
-            mine, gym = sweep_frame.run_setting(rows, name, seeds, gym_first_seed=gym_first_seed,
-                                                gym_seeds=gym_seeds, workers=workers)
-        minus = "" if name == "default" else interval_text(paired(rows, name, "default"))
-        against = paired(rows, name, PEER)
-        low = mean_interval(against)[0] - mean_interval(against)[1]
-        lines.append(f"{name:<10}{interval_text(list(captured_by_world(rows, name).values())):>14}{minus:>16}"
-                     f"{interval_text(against) + f' ({low:+.3f})':>25}" + sweep_frame.columns(rows, name, mine, gym))
-        print(lines[-1], flush=True)
-    for peer in (PEER, FASTEST):
-        lines.append(f"{peer:<10}{interval_text(list(captured_by_world(rows, peer).values())):>14}{'':>16}{'':>25}"
-                     + sweep_frame.peer_columns(rows, peer))
-    lines += ["   level: the bank's level in log-likelihood-ratio units (c: contrasted with the absent episodes);",
-              f"   minus {PEER}: paired by world, with the lower end of its 95% interval (goal 1 asks it above -0.01);",
-              *sweep_frame.NOTES]
-    return lines
+    chosen = [DEFAULT, *(s for s in settings if s != DEFAULT)]
+    return sweep_frame.against_peer(
+        "The bank of CUSUMs", "level", 10, [(name_of(*s), functools.partial(installed, *s)) for s in chosen],
+        ["   level: the bank's level in log-likelihood-ratio units (c: contrasted with the absent episodes);"],
+        worlds=worlds, tuning=tuning, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds, workers=workers)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

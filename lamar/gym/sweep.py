@@ -1,19 +1,21 @@
 """What the research sweeps of tools/ share: their arguments, one setting's runs on the family and
-the gym, and the forgetting and gym columns each setting's line ends with (docs/gym.md)."""
+the gym, the forgetting and gym columns each setting's line ends with, and a whole table of settings
+paired with the best peer (docs/gym.md)."""
 
 from __future__ import annotations
 
 import argparse
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 
 from lamar.bench.arguments import processes
 from lamar.gym.config import MAX_SEEDS
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import Row, forgetting, paired, wrong_drops
+from lamar.gym.family_report import Row, captured_by_world, forgetting, paired, wrong_drops
 from lamar.gym.family_run import add_captured, run_family, spec
 from lamar.gym.forgetting import FASTEST
-from lamar.gym.metrics import interval_text
+from lamar.gym.metrics import interval_text, mean_interval
 
 HEADING = (f"{'fossil kept':>13}{'dropped after':>15}{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}"
            f"{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")
@@ -98,3 +100,37 @@ def peer_columns(rows: Sequence[Row], peer: str) -> str:
     theirs = [row for row in rows if row["policy"] == peer]
     kept, drop = forgetting(theirs)
     return f"{kept:>13}{drop:>15}{wrong_drops(theirs):>13}"
+
+
+PEER = "river-ts"  # the best peer by reward, which goal 1 pairs lamar with
+
+
+Patch = Callable[[], AbstractContextManager[object]]  # installs one setting of a sweep while its block runs
+
+
+def against_peer(subject: str, label: str, width: int, settings: Sequence[tuple[str, Patch]],
+                 notes: Sequence[str], *, worlds: int, tuning: bool, gym_first_seed: int, gym_seeds: int,
+                 workers: int) -> list[str]:
+    """A sweep's table: one line per setting (`name`, the patch that installs it; the first is
+    "default"), each run under its patch and paired by world with the default and with `PEER`,
+    then `PEER`'s and the fastest peer's lines; `notes` explain the `label` column."""
+    seeds = family_seeds(worlds, tuning)
+    rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST), spec(PEER)], workers=workers)
+    lines = [title(subject, seeds, tuning, gym_first_seed, gym_seeds),
+             f"{label:<{width}}{'captured':>14}{'minus default':>16}{f'minus {PEER}':>25}{HEADING}"]
+    for name, patch in settings:
+        with patch():
+            mine, gym = run_setting(rows, name, seeds, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds,
+                                    workers=workers)
+        minus = "" if name == "default" else interval_text(paired(rows, name, "default"))
+        against = paired(rows, name, PEER)
+        low = mean_interval(against)[0] - mean_interval(against)[1]
+        lines.append(f"{name:<{width}}{interval_text(list(captured_by_world(rows, name).values())):>14}{minus:>16}"
+                     f"{interval_text(against) + f' ({low:+.3f})':>25}" + columns(rows, name, mine, gym))
+        print(lines[-1], flush=True)
+    for peer in (PEER, FASTEST):
+        lines.append(f"{peer:<{width}}{interval_text(list(captured_by_world(rows, peer).values())):>14}{'':>16}"
+                     f"{'':>25}" + peer_columns(rows, peer))
+    return [*lines, *notes,
+            f"   minus {PEER}: paired by world, with the lower end of its 95% interval (goal 1 asks it above -0.01);",
+            *NOTES]

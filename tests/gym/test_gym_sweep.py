@@ -56,3 +56,39 @@ def test_the_defaults_and_the_bounds_themselves_are_taken(tool: str, argv: list[
     monkeypatch.setattr(module, "sweep", lambda *a, **k: ran.append(1) or [])
     module.main(argv)
     assert ran == [1]
+
+
+def test_a_sweep_against_the_peer_runs_each_setting_under_its_patch() -> None:
+    import contextlib
+
+    from lamar.gym import sweep as sweep_frame
+    from lamar.policy import change
+
+    seen: list[float] = []
+
+    @contextlib.contextmanager
+    def patch() -> object:
+        saved = change.LEVEL
+        change.LEVEL = 99.0
+        try:
+            yield
+        finally:
+            change.LEVEL = saved
+
+    def spy(rows: list[object], name: str, *args: object, **kwargs: object) -> object:
+        seen.append(change.LEVEL)
+        return real(rows, name, *args, **kwargs)
+
+    real, sweep_frame.run_setting = sweep_frame.run_setting, spy  # type: ignore[assignment]
+    try:
+        lines = sweep_frame.against_peer("A test", "level", 10, [("default", contextlib.nullcontext), ("99", patch)],
+                                         ["   level: a note"], worlds=1, tuning=True, gym_first_seed=100,
+                                         gym_seeds=1, workers=1)
+    finally:
+        sweep_frame.run_setting = real  # type: ignore[assignment]
+    assert seen == [change.LEVEL, 99.0]  # each setting ran under its own patch, which was then undone
+    assert lines[0] == "A test on the family (1 tuning worlds, seeds 100000-100000) and the gym (seeds 100-100)"
+    assert [line.split()[0] for line in lines[2:6]] == ["default", "99", sweep_frame.PEER, "river-e.1f"]
+    assert len(lines[3].split()) == len(lines[2].split()) + 1  # only the second has a difference to the default
+    assert lines[6:8] == ["   level: a note", ("   minus river-ts: paired by world, with the lower end of its 95% "
+                                                "interval (goal 1 asks it above -0.01);")]
