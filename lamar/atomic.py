@@ -38,10 +38,13 @@ def own_folder(folder: Path) -> None:
 def _close_to_others(folder: Path) -> None:
     """chmod go-rwx `folder` when this user owns it and others may enter it; a folder that cannot be
     changed (another's, a read-only mount) is left as it is: its files are made private all the same."""
+    uid = getattr(os, "getuid", None)
+    if uid is None:  # Windows: a folder's access is its ACL, which a mode neither shows nor sets
+        return
     try:
         found = os.stat(folder)
         mode = found.st_mode
-        if not mode & 0o077 or found.st_uid != os.getuid():
+        if not mode & 0o077 or found.st_uid != uid():
             return
         os.chmod(folder, stat.S_IMODE(mode) & 0o700)
     except OSError:

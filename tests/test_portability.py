@@ -48,6 +48,18 @@ def test_add_recall_report_evidence_and_sleep_run_without_posix(tmp_path: Path, 
     assert done.stdout.split()[0] == "True"
 
 
+def test_a_store_in_the_lamar_home_opens_without_posix(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".lamar").mkdir(parents=True)
+    (home / ".lamar").chmod(0o755)  # open to others, which a POSIX system's Lamar closes
+    done = subprocess.run([sys.executable, "-c", _NO_POSIX + _MAIN_PATHS, str(home / ".lamar" / "lessons.db")],
+                          capture_output=True, text=True, check=False, timeout=120, env={
+                              **os.environ, "HOME": str(home), "PYTHONPATH": os.pathsep.join(
+                                  [str(ROOT), str(ROOT / "integrations")])})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "True"
+
+
 def test_a_json_store_without_posix_locks_is_refused_saying_what_to_use(tmp_path: Path) -> None:
     done = _run("from lamar import Lamar, StoreError\n"
                 "try:\n"
