@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Set first thing in the child, before lamar is imported: what a Windows Python lacks of these.
 _NO_POSIX = ("import os, sys\n"
              "sys.modules['fcntl'] = None\n"
-             "for name in ('O_NOFOLLOW', 'geteuid', 'getuid'):\n"
+             "for name in ('O_NOFOLLOW', 'geteuid', 'getuid', 'fchmod'):\n"
              "    if hasattr(os, name):\n"
              "        delattr(os, name)\n")
 

@@ -93,7 +93,8 @@ def _made_private(path: Path) -> None:
     except OSError:
         return
     try:
-        os.fchmod(fd, 0o600)  # not through os.open's mode alone, which the umask narrows
+        if hasattr(os, "fchmod"):  # Windows before 3.13 has none, nor POSIX modes
+            os.fchmod(fd, 0o600)  # not through os.open's mode alone, which the umask narrows
     finally:
         os.close(fd)
 
@@ -146,7 +147,7 @@ def create_like(new: Path, path: Path) -> int:
     fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                  0o666 if mode is None else 0o600)
     try:
-        if mode is not None:
+        if mode is not None and hasattr(os, "fchmod"):  # Windows before 3.13 has none, nor POSIX modes
             os.fchmod(fd, mode)  # not through os.open's mode, which the umask narrows
     except OSError:
         os.close(fd)
