@@ -1,4 +1,4 @@
-"""Lamar where POSIX is missing, emulated on Linux: no `fcntl`, no `os.O_NOFOLLOW`, no `os.geteuid`/`getuid`
+"""Lamar where POSIX is missing, emulated on Linux: no `fcntl`, no `os.O_NOFOLLOW`, no `os.geteuid`/`getuid`/`fchmod`
 (as on Windows), in a child process, since a module once imported keeps what it found."""
 
 from __future__ import annotations
