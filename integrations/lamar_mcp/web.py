@@ -10,6 +10,7 @@ import socket
 import sys
 from typing import Any
 
+from anyio import to_thread
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
@@ -41,8 +42,10 @@ class SameUserOnly:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # http alone: the SDK's app serves no websocket, and lifespan events carry no connection
-        if scope["type"] == "http" and other_user(scope.get("client"), scope.get("server")):
+        # http alone: the SDK's app serves no websocket, and lifespan events carry no connection. In a worker
+        # thread: where netlink is refused the check reads the kernel's whole socket table, which would hold
+        # every other request of the event loop meanwhile.
+        if scope["type"] == "http" and await to_thread.run_sync(other_user, scope.get("client"), scope.get("server")):
             error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": REFUSAL}}
             await Response(json.dumps(error), status_code=403, media_type="application/json")(scope, receive, send)
             return
