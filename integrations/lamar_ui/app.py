@@ -415,7 +415,8 @@ class TokenGuard(BaseHTTPMiddleware):
         cookie = ui.cookie((request.scope.get("server") or ("", 0))[1])
         given = request.query_params.get("token")
         # Another user is refused even with the token: a browser sends the cookie to their page on any port of 127.0.0.1
-        if other_user(request.scope.get("client"), request.scope.get("server")):
+        # in a worker thread: where netlink is refused the check reads the machine's whole socket table
+        if await run_in_threadpool(other_user, request.scope.get("client"), request.scope.get("server")):
             response: Response = forbidden(REFUSAL)
         elif given is not None and same_token(given, ui.token):
             # Not a redirect: sent on by a page elsewhere (the file that opens the browser), the browser

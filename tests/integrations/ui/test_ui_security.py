@@ -11,6 +11,7 @@ import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -168,3 +169,32 @@ def test_another_user_of_the_machine_is_refused_even_with_the_token(served: tupl
         assert "content-security-policy" in answer.lower()
     status, _, page = _request(where, "GET", "/", _cookie(where, token))  # its own user is still let in
     assert status == 200 and "the build fails" in page and "written by another user" not in page
+
+
+def test_the_owner_of_a_connection_is_asked_off_the_event_loop(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # where netlink is refused the check reads the machine's whole socket table: the loop must not wait for it
+    import threading
+
+    from starlette.testclient import TestClient
+
+    import lamar_ui.app as app_module
+    from lamar_ui.app import UI, create_app
+
+    loops: list[threading.Thread] = []
+    asked: list[threading.Thread] = []
+
+    def other_user(client: object, server: object) -> bool:
+        asked.append(threading.current_thread())
+        return False
+
+    monkeypatch.setattr(app_module, "other_user", other_user)
+    app = create_app(UI(Lamar(":memory:"), token="t0k", report_path=tmp_path / "report.json"))
+
+    async def noting_the_loop(scope: Any, receive: Any, send: Any) -> None:
+        loops.append(threading.current_thread())
+        await app(scope, receive, send)
+
+    with TestClient(noting_the_loop, base_url="http://127.0.0.1") as client:
+        client.cookies.set("lamar_ui_token_80", "t0k")
+        assert client.get("/").status_code == 200
+    assert asked and loops and all(thread is not loops[0] for thread in asked)
