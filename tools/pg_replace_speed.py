@@ -35,8 +35,8 @@ def measure(url: str, episodes: int, reports: int, seed: int = 0) -> dict[str, f
         eps.append(recall())
         lam.report(eps[-1], rng.choice(SIGNALS))
     out: dict[str, float] = {}
-    # A new engine's first replacement folds the log once: whole, or from the state saved beside it, which
-    # the engine closed before it saved at the end of the log (an outcome replaced from before it: whole again).
+    # A new engine's first replacement folds the log once: whole where no state is saved; else from the state the
+    # engine closed before saved at the end of the log, going back to an undo mark saved with it.
     for name in ("first in an engine, no saved state", "first in an engine, a state saved after it"):
         lam.close()
         lam = Lamar(url, k=3, seed=seed)

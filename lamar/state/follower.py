@@ -115,8 +115,10 @@ class Follower:
             # Read before going back: a read that fails leaves the cache as it was, where a cache
             # gone back to the mark would fold every event after it again as new at the next sync.
             again = [e for e in self.store.read(mark.seq) if e.seq <= event.seq]
-            if not again or again[-1].seq != event.seq:
-                return False  # the log no longer holds it as folded: fold it whole
+            if not again or again[-1].seq != event.seq or any(e.kind not in ("episode", "outcome") for e in again):
+                # The log no longer holds it as folded (a mark loaded with a state saved before a
+                # checkpoint, whose snapshot now stands after the mark): fold it whole.
+                return False
             try:
                 cache.rewind(record.outcome_seq)
                 cache.refold(again)
@@ -179,6 +181,7 @@ class Follower:
                 record.sealed = record.id in sealed
             cache.pinned = set(data["pinned"]) & set(cache.episodes)
             cache.n_episodes, cache.wanted, cache.held = (int(n) for n in data["counters"])
+            cache.marks.load(data.get("marks", ()), seq, cache.lessons)
         except (KeyError, TypeError, ValueError, AttributeError):
             cache.reset()
             return False

@@ -4,7 +4,7 @@ the outcome it replaces instead of from the start of the log (`Follower.fold_tai
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lamar.policy.lesson import LessonState
@@ -129,6 +129,46 @@ class Marks:
                 marks[-1].absorb(newer)
         self.current = marks[-1] if marks else None
         self._next()
+
+    def to_data(self, episodes: int, copies: int) -> tuple[list[list[Any]], set[str]]:
+        """The newest marks whose copies name at most `episodes` episodes and hold at most `copies`
+        lessons in all (a state loads each of them: its size), as JSON-safe data, and
+        the ids of those episodes: a saved state carries both (`lamar.state.saved.state_text`), so that
+        a process resumed from it replaces a recent outcome from a mark, not by folding the whole log.
+        A suffix of the marks suffices: a rewind reads only the mark it goes back to and the later ones."""
+        out: list[list[Any]] = []
+        named: set[str] = set()
+        for mark in reversed(self.marks):
+            copies -= len(mark.lessons)
+            if copies < 0 or len(named | mark.episodes.keys()) > episodes:
+                break
+            named.update(mark.episodes)
+            kept = [[i, {k: v for k, v in s.to_dict().items() if k != "experience"}] for i, s in mark.lessons.items()]
+            out.append([mark.seq, list(mark.sums), kept, [[i, list(f)] for i, f in mark.episodes.items()]])
+        out.reverse()
+        return out, named
+
+    def load(self, data: Sequence[Any], seq: int, lessons: Mapping[str, LessonState]) -> None:
+        """Take the marks of `to_data` (a state folded through `seq`, whose `lessons` are loaded); raises
+        KeyError, TypeError or ValueError, with nothing taken, when they are not what it gives."""
+        marks: list[Mark] = []
+        for at, sums, copies, episodes in data:
+            n, reward_n, mean, m2 = sums
+            if not isinstance(at, int) or not (marks[-1].seq if marks else -1) < at <= seq:
+                raise ValueError(f"a saved mark at seq {at!r} is out of order")
+            mark = Mark(at, None, (int(n), int(reward_n), float(mean), float(m2)))
+            for exp_id, raw in copies:
+                mark.lessons[exp_id] = LessonState.from_dict(raw, lessons[exp_id].experience)
+            for episode_id, fields in episodes:
+                if not isinstance(episode_id, str) or len(fields) != len(_OUTCOME_FIELDS):
+                    raise ValueError(f"a saved mark names episode {episode_id!r} as {fields!r}")
+                mark.episodes[episode_id] = tuple(fields)
+            marks.append(mark)
+        if marks:
+            self.on = True
+            self.marks, self.current = marks, marks[-1]
+            self.spacing = max(SPACING, _PER_LESSON * len(lessons))
+            self._next()
 
     def _last_before(self, before: int) -> int | None:
         marks = self.marks

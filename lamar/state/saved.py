@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 # Bumped whenever what a lesson's saved form holds (LessonState.to_dict), or how the events fold
 # into it, changes, so that a state saved by another Lamar is rebuilt from the events instead of trusted.
 STATE_VERSION = 9
+# Most episodes the undo marks a state carries may name (`Marks.to_data`): each is kept in the state whole,
+# as are their lesson copies, at most two per lesson.
+_MARKED = 256
 
 
 def fingerprint(event: Event | StoredText) -> str:
@@ -64,7 +67,12 @@ def state_text(cache: FoldCache, last: Event | StoredText) -> str:
     ones (no outcome yet), which `Lamar.pending` and the settling walk.
     """
     kept = kept_episodes(cache)
+    marks, named = cache.marks.to_data(_MARKED, 2 * len(cache.lessons)) if cache.marks.on else ([], set())
+    if named:  # a rewind to a mark sets their outcomes back, and folds theirs after it again
+        kept += [r for r in cache.episodes.values() if r.id in named and r.id not in cache.pinned and r.reports]
     data = snapshot_of(cache, episodes=kept)
+    if marks:
+        data["marks"] = marks
     data["pinned"] = [record.id for record in kept if record.id in cache.pinned]
     data["sealed"] = [record.id for record in kept if record.sealed]
     data["counters"] = [cache.n_episodes, cache.wanted, cache.held]
