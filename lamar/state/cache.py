@@ -244,9 +244,11 @@ class FoldCache:
         kind = event.kind
         if kind != "episode" and kind != "outcome":
             self.marks.clear()
-        elif event.seq >= self.marks.next:
-            self.marks.add(Mark(self.seq, self.last, (self.reports, self.reward_n, self.reward_mean, self.reward_m2)),
-                           event.seq, len(self.lessons))
+        elif (marks := self.marks).on:
+            marks.count += 1
+            if marks.count >= marks.due and event.seq >= marks.next:
+                marks.add(Mark(self.seq, self.last, (self.reports, self.reward_n, self.reward_mean, self.reward_m2)),
+                          event.seq, len(self.lessons))
 
     def fold(self, event: Event, again: bool = False) -> None:
         """Fold one event (`again`: in a `refold`); CorruptStore when it is malformed."""

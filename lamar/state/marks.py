@@ -29,12 +29,14 @@ _outcome_of = operator.attrgetter(*_OUTCOME_FIELDS)
 
 class Mark:
     """The fold as it stood after the event at `seq`: its reward sums, and (copied when an event
-    after it first changed them) the lessons and episode outcomes that changed since."""
+    after it first changed them) the lessons and episode outcomes that changed since. `count`: the
+    episode and outcome events folded up to it (`Marks.count`)."""
 
-    __slots__ = ("seq", "last", "sums", "lessons", "episodes")
+    __slots__ = ("seq", "last", "sums", "lessons", "episodes", "count")
 
     def __init__(self, seq: int, last: Event | StoredText | None, sums: tuple[int, int, float, float]) -> None:
         self.seq, self.last, self.sums = seq, last, sums  # sums: reports, reward_n, reward_mean, reward_m2
+        self.count = 0
         self.lessons: dict[str, LessonState] = {}
         self.episodes: dict[str, tuple[Any, ...]] = {}
 
@@ -66,7 +68,13 @@ class Marks:
         self.on = False
         self.marks: list[Mark] = []
         self.current: Mark | None = None  # the last mark: the next change is copied into it
-        self.next = 0  # set a mark before the next episode or outcome event at this seq or later
+        # Episode and outcome events folded while on (`FoldCache._marked`): the spacing counts events,
+        # not seqs, since the namespaces of a PostgreSQL database share one sequence, whose seqs a
+        # busy server's other namespaces take between this log's events.
+        self.count = 0
+        # A mark is set before the next episode or outcome event at seq `next` or later, once `count` reaches `due`.
+        self.next = 0
+        self.due = 0
         self.spacing = SPACING  # events from a mark to the next (see add)
         self._planned: list[int] | None = None
 
@@ -93,15 +101,19 @@ class Marks:
 
     def _next(self) -> None:
         planned = self._planned
+        self.due = 0
         if not self.on:
             self.next = 1 << 62
         elif planned is not None:
             self.next = planned[-1] if planned else 1 << 62
         else:
-            self.next = self.marks[-1].seq + self.spacing if self.marks else 0
+            self.next = 0
+            if self.marks:
+                self.due = self.marks[-1].count + self.spacing
 
     def add(self, mark: Mark, seq: int, lessons: int) -> None:
-        """Set `mark` before the event at `seq`."""
+        """Set `mark` before the event at `seq` (which `count` holds already)."""
+        mark.count = self.count - 1
         marks = self.marks
         marks.append(mark)
         self.current = mark
@@ -111,9 +123,9 @@ class Marks:
         if len(marks) > KEPT:
             # Let go of the mark whose going leaves the smallest gap for its distance from the end:
             # a replacement's refold then overshoots the outcome it replaces by a bounded fraction.
-            end = mark.seq
+            end = mark.count
             i = min(range(1, len(marks) - 1),
-                    key=lambda j: (marks[j + 1].seq - marks[j - 1].seq) / (end - marks[j + 1].seq + SPACING))
+                    key=lambda j: (marks[j + 1].count - marks[j - 1].count) / (end - marks[j + 1].count + SPACING))
             marks[i - 1].absorb(marks.pop(i))
         while len(marks) > 1 and sum(len(m.lessons) for m in marks) > lessons + _COPIES:
             del marks[0]  # only a rewind to it reads its copies
@@ -144,7 +156,8 @@ class Marks:
                 break
             named.update(mark.episodes)
             kept = [[i, {k: v for k, v in s.to_dict().items() if k != "experience"}] for i, s in mark.lessons.items()]
-            out.append([mark.seq, list(mark.sums), kept, [[i, list(f)] for i, f in mark.episodes.items()]])
+            episodes_of = [[i, list(f)] for i, f in mark.episodes.items()]
+            out.append([mark.seq, list(mark.sums), kept, episodes_of, self.count - mark.count])
         out.reverse()
         return out, named
 
@@ -152,11 +165,14 @@ class Marks:
         """Take the marks of `to_data` (a state folded through `seq`, whose `lessons` are loaded); raises
         KeyError, TypeError or ValueError, with nothing taken, when they are not what it gives."""
         marks: list[Mark] = []
-        for at, sums, copies, episodes in data:
+        for at, sums, copies, episodes, back in data:
             n, reward_n, mean, m2 = sums
             if not isinstance(at, int) or not (marks[-1].seq if marks else -1) < at <= seq:
                 raise ValueError(f"a saved mark at seq {at!r} is out of order")
+            if not isinstance(back, int) or not 0 <= back < (-marks[-1].count if marks else 1 << 62):
+                raise ValueError(f"a saved mark {back!r} events before the state's end is out of order")
             mark = Mark(at, None, (int(n), int(reward_n), float(mean), float(m2)))
+            mark.count = -back  # counted from the state's end, where this fold's count starts
             for exp_id, raw in copies:
                 mark.lessons[exp_id] = LessonState.from_dict(raw, lessons[exp_id].experience)
             for episode_id, fields in episodes:
@@ -166,6 +182,7 @@ class Marks:
             marks.append(mark)
         if marks:
             self.on = True
+            self.count = 0
             self.marks, self.current = marks, marks[-1]
             self.spacing = max(SPACING, _PER_LESSON * len(lessons))
             self._next()
@@ -203,6 +220,7 @@ class Marks:
         mark = self.current = marks[at]
         del marks[at + 1:]
         mark.lessons, mark.episodes = {}, {}
+        self.count = mark.count  # the refold counts the events after it again
         self._next()
         return mark
 

@@ -17,20 +17,37 @@ from tests.store.test_postgres_replace import PROJECTS, _engine, _episodes, _fol
 
 
 @pytest.fixture
-def url(postgres_url: str) -> Iterator[str]:
-    namespace = unique_namespace("pgfold-resumed")
-    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
-    drop_namespaces(postgres_url, namespace)
+def urls(postgres_url: str) -> Iterator[tuple[str, str]]:
+    """Two namespaces of one database: this test's, and another writer's."""
+    ours, theirs = unique_namespace("pgfold-resumed"), unique_namespace("pgfold-beside")
+    yield _fold_url(postgres_url, ours), _fold_url(postgres_url, theirs)
+    drop_namespaces(postgres_url, ours, theirs)
 
 
-def test_a_first_replacement_after_a_saved_state_refolds_from_a_saved_mark(url: str, tmp_path: Path) -> None:
+def _fold_url(postgres_url: str, namespace: str) -> str:
+    return namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
+
+
+# Another namespace's episodes written between two of this one's: none, or enough that the database's
+# one sequence hands out several times more seqs than this namespace's log takes events.
+@pytest.mark.parametrize("beside", [0, 8])
+def test_a_first_replacement_after_a_saved_state_refolds_from_a_saved_mark(
+        urls: tuple[str, str], tmp_path: Path, beside: int) -> None:
+    url, other = urls
     locations = {"sqlite": str(tmp_path / "s.db"), "postgres": url}
     mine: dict[str, list[str]] = {}
     for name, location in locations.items():  # one engine writes, replaces a report, and saves its state at close
         lam = _engine(location)
         mine[name] = _episodes(lam, random.Random(1), 400, PROJECTS)
         lam.report(mine[name][-5], Signal.REVERTED, replace=True)
-        mine[name] += _episodes(lam, random.Random(2), 60, PROJECTS)
+        neighbour = _engine(other) if name == "postgres" and beside else None
+        rng, theirs = random.Random(2), random.Random(4)
+        for i in range(60):
+            mine[name] += _episodes(lam, rng, 1, [PROJECTS[i % 4]])
+            if neighbour is not None:
+                _episodes(neighbour, theirs, beside, PROJECTS)
+        if neighbour is not None:
+            neighbour.close()
         lam.close()
     sides = {name: Lamar(location, k=2, seed=3, warmup=1, holdout=0.5) for name, location in locations.items()}
     seqs = _folds_of(folded(sides["postgres"]).cache)
