@@ -69,6 +69,11 @@ class Follower:
         """Forget the cache and fold the whole log again."""
         with no_cycle_collection():  # the fold builds a long-lived object per episode and lesson, no cycle
             self.cache.fold_log(self.store.read(0))
+        if self.wrote and self._keyed is not None and self._keyed.load_state() is None:
+            # An erase's scrub drops the saved state, and the cache is folded again after it: a writer
+            # that still counted the state as saved would not save one soon (`state_due`) nor at close
+            # (`save_if_worth`), and until another did, every reader would fold the whole log.
+            self.state_seq = self.state_size = 0
 
     def whole(self) -> None:
         """Fold the whole log when the cache resumed from a saved state (sleep, checkpoint need every episode)."""
