@@ -34,6 +34,7 @@ from lamar_llamaindex.outcomes import record_episode
 Outcome = Signal | float | str
 ContextSource = Mapping[str, str] | Callable[[list[ChatMessage]], Mapping[str, str]] | None
 _SESSIONS_KEPT = 4096
+_CODE_RESULT = "Result of executing the code given:"  # CodeActAgent's words before its code's output
 log = logging.getLogger(__name__)
 
 
@@ -282,9 +283,17 @@ def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
     """The user messages that start turns: `Memory.aget(input=...)` appends the pending user
     message to a history that may already hold it, and that copy is not a new turn. Nor is a
     message with no block at all: the bare `ChatMessage()` (role user) that an agent stores as
-    its answer when the model streamed nothing."""
+    its answer when the model streamed nothing; nor the result of a `CodeActAgent`'s code, which it
+    stores with the user's role."""
     return [m for i, m in enumerate(messages)
-            if m.role == MessageRole.USER and m.blocks and not _input_again(messages, i)]
+            if m.role == MessageRole.USER and m.blocks
+            and not _input_again(messages, i) and not _code_result(messages, i)]
+
+
+def _code_result(messages: list[ChatMessage], i: int) -> bool:
+    """Whether message i is what a `CodeActAgent` writes after running the code of the answer before it."""
+    return (i > 0 and str(messages[i].content or "").startswith(_CODE_RESULT)
+            and messages[i - 1].role == MessageRole.ASSISTANT and "<execute>" in str(messages[i - 1].content or ""))
 
 
 def _input_again(messages: list[ChatMessage], i: int) -> bool:
