@@ -4,9 +4,12 @@ Document carrying the episode id) and, optionally, a report tool for the user's 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import inspect
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, TypeVar, get_args
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import BaseModel, Field
@@ -34,6 +37,7 @@ from lamar_llamaindex.outcomes import record_episode
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
 NO_LESSONS = "no lessons this time (go on without them): Lamar could not use its store"
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class SearchLessons(BaseModel):
@@ -102,26 +106,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         return Document(text=f"{NO_LESSONS}: {exc}; no episode was logged, so there is none to report.",
                         metadata={"experience_ids": [], "context": ctx})
 
-    def search(query: str, ctx: Context | None = None) -> Document:
-        fields = resolve(query)
-        try:
-            rec = lamar.recall(fields, k=k)
-        except StoreError as exc:
-            return without_lessons(exc, fields)
-        record_episode(rec.episode_id, fields, rec.experiences)
-        return answer(rec)
-
-    async def asearch(query: str, ctx: Context | None = None) -> Document:
-        turn = await _memory_turn(ctx, lamar)
-        if turn is None:
-            fields = resolve(query)
-            try:
-                rec = await lamar.arecall(fields, k=k)
-            except StoreError as exc:
-                return without_lessons(exc, fields)
-            record_episode(rec.episode_id, fields, rec.experiences)
-            return answer(rec)
-        # The agent's memory holds Lamar's block: the turn is one episode, whichever reads first.
+    def recaller(query: str) -> tuple[Callable[[], Recall | None], list[tuple[StoreError, dict[str, str]]]]:
         failed: list[tuple[StoreError, dict[str, str]]] = []
 
         def fresh() -> Recall | None:
@@ -133,17 +118,43 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
                 return None
             record_episode(rec.episode_id, fields, rec.experiences)
             return rec
+        return fresh, failed
 
+    def search(query: str, ctx: Context | None = None) -> Document:
+        fresh, failed = recaller(query)
+        # Sync inside a turn too (a CodeActAgent's code, a workflow's sync step): the turn is one episode.
+        ctx = ctx or _step_context()
+        turn = _run(_memory_turn(ctx, lamar)) if ctx is not None else None
+        rec = fresh() if turn is None else turn[0].turn_recall(turn[2], turn[1], fresh)
+        return answer(rec) if rec is not None else without_lessons(*failed[0])  # None only when fresh() failed
+
+    async def asearch(query: str, ctx: Context | None = None) -> Document:
+        turn = await _memory_turn(ctx or _step_context(), lamar)
+        if turn is None:
+            fields = resolve(query)
+            try:
+                rec = await lamar.arecall(fields, k=k)
+            except StoreError as exc:
+                return without_lessons(exc, fields)
+            record_episode(rec.episode_id, fields, rec.experiences)
+            return answer(rec)
+        # The agent's memory holds Lamar's block: the turn is one episode, whichever reads first.
+        fresh, failed = recaller(query)
         block, session_id, messages = turn
         rec = await asyncio.to_thread(block.turn_recall, messages, session_id, fresh)
         return answer(rec) if rec is not None else without_lessons(*failed[0])  # None only when fresh() failed
 
-    # The workflow hands a tool its Context by the annotation, which postponed annotations leave a string.
-    search.__annotations__["ctx"] = asearch.__annotations__["ctx"] = Context
+    # The workflow finds the step's Context itself: a `Context` parameter in the signature would make
+    # CodeActAgent refuse the tool ("requires context"). An app may still pass ctx= by hand.
+    search.__signature__ = inspect.signature(search).replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)],
+        return_annotation=Document)
+    search.__name__ = search.__qualname__ = f"{prefix}_search_lessons"  # what a CodeActAgent's code calls
+    search.__doc__ = TOOL_SEARCH
 
     tools = [FunctionTool.from_defaults(
         fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,
-        description=TOOL_SEARCH, partial_params={"ctx": None})]  # None outside a workflow: called by hand
+        description=TOOL_SEARCH)]
     if report:
         def report_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
             checked = _report_arguments(episode_id, outcome, evidence)
@@ -163,10 +174,31 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
                 raise
             return tool_recorded(checked.outcome, checked.episode_id)
 
+        report_outcome.__name__ = report_outcome.__qualname__ = f"{prefix}_report_outcome"
+        report_outcome.__doc__ = TOOL_REPORT
         tools.append(FunctionTool.from_defaults(
             fn=report_outcome, async_fn=areport_outcome, name=f"{prefix}_report_outcome",
             fn_schema=ReportOutcome, description=TOOL_REPORT))
     return tools
+
+
+def _step_context() -> Context | None:
+    """The Context of the workflow step this call runs in (an agent's tool call), or None outside one."""
+    try:
+        return Context.get_step_context()
+    except Exception:  # noqa: BLE001 - called by hand, outside any workflow: the search is an episode of its own
+        return None
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Await from sync code: here when no loop runs in this thread (a worker thread), else in a thread
+    of its own, since the loop that called this sync code cannot be awaited from inside it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coroutine).result()
 
 
 async def _memory_turn(ctx: Context | None, lamar: Any) -> tuple[LamarMemoryBlock, str, list[ChatMessage]] | None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from llama_index.core.agent.workflow import CodeActAgent
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import Memory
 from llama_index.core.tools import FunctionTool
+from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
 
 from lamar import Experience, Lamar, Scope, Signal
-from lamar_llamaindex import LamarMemoryBlock
+from lamar_llamaindex import LamarMemoryBlock, create_lamar_tools, track_episodes
 from tests.integrations.llamaindex.test_llamaindex_agents import Script
 
 
@@ -49,3 +52,63 @@ async def test_the_result_of_a_code_act_agents_code_is_no_user_turn() -> None:
     assert lam.episode(first or "").signal == Signal.CORRECTED
     assert lam.stats()["episodes"] == 2 and [e.episode_id for e in lam.pending()] == [block.episode_id("c1")]
     assert any(m.role == "user" and "Result of executing" in str(m.content) for m in await memory.aget_all())
+
+
+async def test_a_code_act_agent_takes_the_search_tool_and_its_turn_is_one_episode() -> None:
+    # The search declared a workflow `Context` parameter, so CodeActAgent refused it ("requires context");
+    # and the sync search, which code calls, recalled an episode of its own beside the block's turn.
+    lam, build = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"})
+    memory = Memory.from_defaults(session_id="c1", memory_blocks=[block], insert_method="user")
+    tools = create_lamar_tools(lam, context={"project": "web"}, report=True)
+    script = Script('<execute>found = lamar_search_lessons(query="the build fails")</execute>', "Cleared the cache.")
+    agent = CodeActAgent(code_execute_fn=executor(tools), tools=tools, llm=script.llm())
+
+    with track_episodes() as log:
+        result = await agent.run(user_msg="fix the build", memory=memory)
+    turn = block.episode_id("c1")
+    assert log.ids == [turn] and lam.stats()["episodes"] == 1
+    (code_call,) = result.tool_calls
+    assert f"Episode {turn}." in code_call.tool_output.content  # the code read the turn's episode
+    assert lam.get(build).render() in code_call.tool_output.content
+    prompt = str(script.seen[0][0].content)  # the tools as the agent's code sees them: named as the tools are
+    assert "def lamar_search_lessons(query: str)" in prompt and "def lamar_report_outcome(" in prompt
+    assert lam.get(build).render() in str(script.seen[0])  # the block's lessons reached the model
+    assert block.report(Signal.SHIPPED, "c1") == turn and lam.pending() == []
+
+
+class Looked(Event):
+    query: str
+
+
+@pytest.mark.parametrize("where", ["sync step", "async step"])
+async def test_a_sync_search_in_a_workflow_step_joins_the_turn(where: str) -> None:
+    # The sync search ignored the workflow's Context, so inside a turn it logged an episode of its own.
+    # A sync step runs in a worker thread; an async one calls it on the event loop's own thread.
+    lam, build = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"})
+    memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])
+    (search,) = create_lamar_tools(lam, context={"project": "web"})
+
+    class Read(Workflow):
+        @step
+        async def read(self, ctx: Context, ev: StartEvent) -> Looked:
+            await ctx.store.set("memory", memory)  # where an agent keeps its memory
+            await memory.aput(ChatMessage(role="user", content=ev.user_msg))
+            await memory.aget()  # the turn's first read: the block recalls
+            return Looked(query=ev.user_msg)
+
+    class SyncLook(Read):
+        @step
+        def look(self, ev: Looked) -> StopEvent:
+            return StopEvent(result=search.call(query=ev.query))
+
+    class AsyncLook(Read):
+        @step
+        async def look(self, ev: Looked) -> StopEvent:
+            return StopEvent(result=search.call(query=ev.query))
+
+    found = await (SyncLook if where == "sync step" else AsyncLook)(timeout=30).run(user_msg="the build fails")
+    turn = block.episode_id("s1")
+    assert found.raw_output.metadata["episode_id"] == turn and lam.stats()["episodes"] == 1
+    assert found.raw_output.metadata["experience_ids"] == [build]
