@@ -62,7 +62,12 @@ def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, kee
 
 
 def check_model(model: Any) -> None:
-    """Refuse a model without `complete`, saying what one is: a LangChain chat model is the usual mistake."""
+    """Refuse a model without `complete`, saying what one is: a LangChain chat model is the usual mistake,
+    and a LlamaIndex LLM, whose `complete` returns a CompletionResponse that mining could never read."""
+    if _llamaindex_llm(model):
+        raise InvalidArgument(f"model {type(model).__name__} is a LlamaIndex LLM: its complete() returns a "
+                              "CompletionResponse, not the str sleep reads; wrap it and return the response's "
+                              "text, as docs/llamaindex.md, \"Traces for sleep\" shows")
     if model is None or callable(getattr(model, "complete", None)):
         return
     runnable = callable(getattr(model, "invoke", None))
@@ -70,6 +75,12 @@ def check_model(model: Any) -> None:
     raise InvalidArgument("model must have a complete(prompt, *, max_tokens) -> str method, as the adapters of "
                           "lamar.models have (AnthropicModel, OpenAIModel, OllamaModel, "
                           f"from_spec('anthropic:claude-sonnet-4-5')); got {type(model).__name__}{hint}")
+
+
+def _llamaindex_llm(model: Any) -> bool:
+    # By its base class's name and module: the core imports no framework to ask isinstance.
+    return any(cls.__name__ == "BaseLLM" and cls.__module__.startswith("llama_index.")
+               for cls in type(model).__mro__)
 
 
 def known(options: Mapping[str, object]) -> None:

@@ -201,3 +201,19 @@ def test_a_credential_cut_by_the_trace_clip_leaves_none_of_it_in_the_file(
     _, _, query_engine = build()
     query_engine.query("x" * (4000 - 7 - cut) + " token " + key + " tail")  # type: ignore[attr-defined]
     assert key[:8] not in traces_path.read_text()
+
+
+def test_a_llamaindex_llm_handed_to_sleep_is_refused_with_the_way_to_wrap_it(
+        handler: LamarTraceHandler, traces_path: Path) -> None:
+    # A LlamaIndex app has Settings.llm at hand; its complete() returns a CompletionResponse, so sleep
+    # ran, logged that mining failed and returned an empty report: a nightly job found no lesson, unsaid.
+    from llama_index.core.llms import MockLLM
+
+    from lamar import InvalidArgument
+
+    lam, _, query_engine = build()
+    query_engine.query("the Gradle build fails with E1")  # type: ignore[attr-defined]
+    with pytest.raises(InvalidArgument) as info:
+        lam.sleep(traces=str(traces_path), model=MockLLM())
+    message = str(info.value)
+    assert "MockLLM" in message and "CompletionResponse" in message and "docs/llamaindex.md" in message
