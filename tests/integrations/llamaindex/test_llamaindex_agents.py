@@ -12,19 +12,22 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from llama_index.core import VectorStoreIndex
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 from llama_index.core.storage.chat_store.base_db import MessageStatus
-from llama_index.core.tools import FunctionTool
+from llama_index.core.tools import FunctionTool, QueryEngineTool
 
 from lamar import Experience, InvalidArgument, Lamar, Scope, Signal
 from lamar.recall import FENCE_OPEN
 from lamar_llamaindex import (
     LamarMemoryBlock,
+    LamarPostprocessor,
     create_lamar_tools,
     episode_ids,
+    lessons_to_nodes,
     report_response,
     track_episodes,
 )
@@ -88,6 +91,25 @@ async def test_report_response_finds_the_episodes_of_an_agents_search_calls() ->
     assert episode_ids(search_call) == [episode_id]  # one ToolCallResult, as stream_events yields it
     assert report_response(lam, result, Signal.SHIPPED) == [episode_id]  # the plain tool's text is no id
     assert lam.episode(episode_id).signal == "shipped" and lam.pending() == []
+
+
+async def test_a_query_engine_tool_in_an_agent_is_an_episode_a_query_that_its_output_reports() -> None:
+    # What the page says of a RAG agent: LamarPostprocessor chooses among the nodes its query retrieved,
+    # an episode apart from the memory block's turn; the agent's output carries it for report_response.
+    lam, exp_id = engine()
+    post = LamarPostprocessor(lam, top_n=1, context={"project": "trace"})
+    tool = QueryEngineTool.from_defaults(
+        VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(similarity_top_k=5, node_postprocessors=[post]),
+        name="docs", description="Search the build docs.")
+    block = LamarMemoryBlock(lam, context={"project": "trace"})
+    memory = Memory.from_defaults(session_id="q1", memory_blocks=[block])
+    script = Script(call("docs", input="why does the build fail"), "Cleared the cache.")
+
+    with track_episodes() as log:
+        result = await FunctionAgent(tools=[tool], llm=script.llm()).run(user_msg="fix the build", memory=memory)
+    assert log.ids == [block.episode_id("q1"), post.last_episode_id] and lam.episode(log.ids[1]).injected == [exp_id]
+    assert report_response(lam, result, Signal.SHIPPED) == [post.last_episode_id]
+    assert report_response(lam, log, Signal.SHIPPED, replace=True) == log.ids and lam.pending() == []
 
 
 async def test_the_agent_reports_the_users_reaction() -> None:
