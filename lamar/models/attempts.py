@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_DEADLINE: ContextVar[float | None] = ContextVar("lamar_model_deadline", default=None)
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("lamar_model_deadline", default=None)
 _FIRST_WAIT = 0.5  # the SDKs' backoff: 0.5 s, doubling, at most 8 s, less up to a quarter at random
 _LONGEST_WAIT = 8.0
 # Its own generator, so a test can seed the jitter without touching the caller's `random` state.
@@ -25,10 +25,34 @@ _JITTER = random.Random()
 LONGEST_RETRY_AFTER = 120.0
 
 
+class Deadline:
+    """A call's deadline, a `time.monotonic()` reading (None: no limit), which its caller may bring forward."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: float | None) -> None:
+        self.at = at
+
+    def end(self) -> None:
+        """Give up on the call now: what it would send next is not sent."""
+        now = time.monotonic()
+        self.at = now if self.at is None else min(self.at, now)
+
+
+def wait_for(worker: Any, timeout: float | None, call: Deadline) -> None:
+    """`worker.join(timeout)`; interrupted (Ctrl-C, a notebook's interrupt), the call's deadline ends
+    too: the process lives on, and the call's thread would otherwise retry until its deadline."""
+    try:
+        worker.join(timeout)
+    except BaseException:
+        call.end()
+        raise
+
+
 @contextmanager
-def deadline(at: float | None) -> Iterator[None]:
+def deadline(at: float | Deadline | None) -> Iterator[None]:
     """Within it, `time_left()` counts down to `at`, a `time.monotonic()` reading (None: no limit)."""
-    token = _DEADLINE.set(at)
+    token = _DEADLINE.set(at if isinstance(at, Deadline) else Deadline(at))
     try:
         yield
     finally:
@@ -37,8 +61,8 @@ def deadline(at: float | None) -> Iterator[None]:
 
 def time_left() -> float | None:
     """Seconds before `call_model` gives up on the call this thread runs (None: it waits as long as it takes)."""
-    at = _DEADLINE.get()
-    return None if at is None else at - time.monotonic()
+    call = _DEADLINE.get()
+    return None if call is None or call.at is None else call.at - time.monotonic()
 
 
 def with_retries(client: Any, sdk: ModuleType, send: Callable[[Any, dict[str, Any]], T]) -> T:
@@ -200,5 +224,5 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-__all__ = ["LONGEST_RETRY_AFTER", "cut_to_deadline", "deadline", "end_reads_at_deadline", "server_wait", "time_left",
-           "with_retries"]
+__all__ = ["LONGEST_RETRY_AFTER", "Deadline", "cut_to_deadline", "deadline", "end_reads_at_deadline", "server_wait",
+           "time_left", "wait_for", "with_retries"]

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from lamar._errors import InvalidArgument, ModelError, a_or_an
-from lamar.models.attempts import deadline
+from lamar.models.attempts import Deadline, deadline, wait_for
 from lamar.storable import whole_number
 
 
@@ -63,7 +63,7 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
     name = getattr(model, "model", None) or type(model).__name__
     box: dict[str, Any] = {}
     # Taken before the thread starts, so the call's deadline never falls after the moment we give up.
-    at = None if timeout is None else time.monotonic() + timeout
+    at = Deadline(None if timeout is None else time.monotonic() + timeout)
 
     def run() -> None:
         try:
@@ -74,7 +74,7 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
 
     worker = threading.Thread(target=run, name="lamar-model-call", daemon=True)
     worker.start()
-    worker.join(timeout)
+    wait_for(worker, timeout, at)  # an interrupt ends the call's deadline with the wait
     if worker.is_alive():
         raise ModelError(f"model {name!r} did not answer within {timeout:g} s; nothing was changed: run sleep "
                          "again, or raise model_timeout if the model is slow but working")

@@ -272,3 +272,59 @@ def test_a_retry_after_past_any_clock_is_not_said_as_a_moment() -> None:
 
     assert "inf" not in str(status_failure("OpenAI", "m", 429, "slow down", wait=float("inf")))
     assert "run sleep again after that" in str(status_failure("OpenAI", "m", 503, "", wait=1e300))
+
+
+_INTERRUPTED = """
+import os, signal, sys, threading, time
+sys.path[:0] = {paths!r}
+from lamar import Lamar, Trace
+from lamar.models.anthropic import AnthropicModel
+
+arrived = []
+first = threading.Event()
+import http.server
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        arrived.append(time.monotonic())
+        first.set()
+        body = b'{{"type": "error", "error": {{"type": "overloaded_error", "message": "Overloaded"}}}}'
+        self.send_response(529)
+        self.send_header("content-type", "application/json")
+        self.send_header("retry-after", "0.3")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+model = AnthropicModel("claude-test", api_key="sk-ant-test", base_url=f"http://127.0.0.1:{{server.server_address[1]}}",
+                       max_retries=50)
+threading.Thread(target=lambda: first.wait() and os.kill(os.getpid(), signal.SIGINT), daemon=True).start()
+traces = [Trace(f"t{{i}}", {{"project": "p"}}, input="fix the build", outcome="reverted") for i in range(3)]
+try:
+    Lamar(":memory:").sleep(traces=traces, model=model, model_timeout=60)
+except KeyboardInterrupt:
+    interrupted = time.monotonic()
+time.sleep(1.5)  # five retry waits: what an abandoned call would send meanwhile
+print(len(arrived), sum(1 for at in arrived if at > interrupted))
+"""
+
+
+def test_an_interrupted_sleep_sends_no_more_requests() -> None:
+    # A notebook's "interrupt the kernel" (SIGINT) ends sleep, and the process lives on: the call's
+    # thread, still inside its deadline, went on retrying the overloaded server with the traces.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = _INTERRUPTED.format(paths=[str(root), str(root / "integrations")])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    sent, after = map(int, done.stdout.split())
+    assert sent >= 1
+    assert after == 0
