@@ -6,13 +6,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, LamarError, UnknownProposal, echoed
-from lamar.experience import Status
+from lamar.experience import Experience, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.fold import merged_elsewhere
 from lamar.policy.verdicts import Verdict
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction, still_folds
 from lamar.sleep.consolidate import consolidate, normalize
-from lamar.sleep.kinds import kind_of
+from lamar.sleep.kinds import candidate_lesson, kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.narrow import propose_narrowing, still_splits
 from lamar.sleep.options import check_sleep_options
@@ -121,12 +121,15 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
 
     lam.sync()
     removed = _removed_since(lam.store.read(report.made_at), report.made_at)
+    held = _Held(lam)
     current, wrote = "", False
     try:
         for proposal in chosen:
             current, wrote = proposal.id, False
             lam.sync()
             code, why, events = _checked(lam, proposal, removed)
+            if code is None and (why := _said_since(proposal, held)):
+                code = "stale"
             if code is not None:
                 skip(proposal.id, code, why)
                 continue
@@ -173,7 +176,28 @@ def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:
     """
     lam.sync()
     removed = _removed_since(lam.store.read(report.made_at), report.made_at)
-    return {p.id: why for p in report.proposals if (why := _checked(lam, p, removed)[1])}
+    held = _Held(lam)
+    return {p.id: why for p in report.proposals if (why := _checked(lam, p, removed)[1] or _said_since(p, held))}
+
+
+class _Held:
+    """The lessons held, by what they say (`_says`): read once per apply, and only for a candidate."""
+
+    def __init__(self, lam: SleepView) -> None:
+        self._lam = lam
+        self._by: dict[tuple[object, ...], Experience] | None = None
+
+    def saying(self, exp: Experience) -> Experience | None:
+        if self._by is None:
+            self._by = {}
+            for held in self._lam.experiences():  # in the order they were added: the first one is named
+                self._by.setdefault(_says(held), held)
+        return self._by.get(_says(exp))
+
+
+def _says(exp: Experience) -> tuple[object, ...]:
+    """What makes two lessons the same lesson to mining (a candidate's id is made of it)."""
+    return normalize(exp.precondition), normalize(exp.action), exp.scope.items_key
 
 
 def _checked(lam: SleepView, proposal: Proposal,
@@ -199,6 +223,19 @@ def _checked(lam: SleepView, proposal: Proposal,
                            "proposed ('expect' was edited): run sleep again for a new report"), []
     stale = _stale(lam, proposal, removed)
     return ("stale" if stale else None), stale, events
+
+
+def _said_since(proposal: Proposal, held: _Held) -> str:
+    """Why a candidate `_checked` passed is not added: a lesson that says the same was added after
+    the report (by hand, or by another report), which mining would have found; "" when none was."""
+    if proposal.kind != "candidate":
+        return ""
+    exp = candidate_lesson(proposal)
+    same = held.saying(exp)
+    if same is None or same.id == exp.id:
+        return ""
+    return (f"lesson {same.id} ({same.status.value}), added after the report was made, says the same: "
+            f"{same.render()!r}; nothing to add")
 
 
 def _merged_now(lam: SleepView, proposal: Proposal) -> bool:

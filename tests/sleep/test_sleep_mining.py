@@ -352,3 +352,25 @@ def test_a_trace_carries_the_outcome_its_episode_holds_now() -> None:
     (proposal,) = report.of_kind("candidate")
     assert proposal.evidence[proposal.experience_ids[0]]["outcomes"] == {"accepted": 2, "shipped": 1}
     assert model.prompts[0].count('"outcome": "shipped"') == 1
+
+
+def test_a_candidate_is_not_applied_beside_the_same_lesson_added_since(tmp_path: Path) -> None:
+    # Mining drops a lesson the store already holds; one added between sleep and apply (by hand,
+    # or by another night's report) was stored a second time, as a candidate competing with itself.
+    lam = Lamar(str(tmp_path / "lessons.db"), seed=1)
+    report = lam.sleep(traces=TRACES, model=ScriptedModel([json.dumps([lesson()])]))
+    (candidate,) = report.of_kind("candidate")
+    added = lam.add(Experience("Swift build fails with a stale module map.", "Delete DerivedData before rebuilding!",
+                               scope=Scope(SWIFT)))
+    why = lam.would_skip(report)[candidate.id]
+    assert added in why and "nothing to add" in why
+    result = lam.apply(report)
+    assert result.applied == [] and result.codes == {candidate.id: "stale"}
+    assert [e.id for e in lam.experiences()] == [added]
+    # In another scope, or saying another thing, the candidate is no duplicate.
+    other = Lamar(str(tmp_path / "other.db"), seed=1)
+    report = other.sleep(traces=TRACES, model=ScriptedModel([json.dumps([lesson()])]))
+    other.add(Experience("swift build fails with a stale module map", "delete DerivedData before rebuilding",
+                         scope=Scope(project="trace")))
+    other.add(Experience("swift build fails with a stale module map", "pin the dependency", scope=Scope(SWIFT)))
+    assert other.apply(report).applied == [report.proposals[0].id]
