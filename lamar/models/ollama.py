@@ -21,6 +21,7 @@ from lamar.models.protocol import (
     unexpected_reply,
     without_secrets,
 )
+from lamar.models.timeouts import slow_failure
 
 _PROVIDER = "Ollama"
 
@@ -96,7 +97,8 @@ class OllamaModel:
                 raise ModelError(f"Ollama failed on model {self.model!r}: {exc.error}") from exc
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
         except (ConnectionError, httpx.TransportError, httpx.DecodingError) as exc:
-            raise connection_failure(_PROVIDER, where, exc) from exc
+            raise (slow_failure(_PROVIDER, self.model, where, exc)
+                   or connection_failure(_PROVIDER, where, exc)) from exc
         except ValueError as exc:  # a success status with a body that is not Ollama's JSON: a proxy's page
             raise unexpected_reply(_PROVIDER, where, exc, "host") from exc
         except (httpx.HTTPError, self._sdk.RequestError, TypeError, KeyError) as exc:

@@ -16,6 +16,7 @@ from lamar.models.protocol import (
     status_failure,
     unexpected_reply,
 )
+from lamar.models.timeouts import slow_failure
 
 
 def sdk_failure(provider: str, model: str, client: Any, sdk: ModuleType, error: type[BaseException],
@@ -30,7 +31,8 @@ def sdk_failure(provider: str, model: str, client: Any, sdk: ModuleType, error: 
                               moved_base=redirect_base(exc.response, str(client.base_url)),
                               wait=server_wait(exc.response))
     if isinstance(exc, sdk.APIConnectionError):
-        return connection_failure(provider, str(client.base_url), exc)
+        where = str(client.base_url)
+        return slow_failure(provider, model, where, exc) or connection_failure(provider, where, exc)
     if isinstance(exc, error):
         return ModelError(f"the {provider} call for model {model!r} failed: {exc}")
     return unexpected_reply(provider, str(client.base_url), exc)

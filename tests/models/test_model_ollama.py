@@ -99,7 +99,7 @@ def test_a_timeout_is_a_model_error() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("too slow")
 
-    with pytest.raises(ModelError, match="could not reach Ollama.*ReadTimeout"):
+    with pytest.raises(ModelError, match="Ollama model .* did not answer in time.*ReadTimeout"):
         model_with(handler).complete("hi")
 
 
