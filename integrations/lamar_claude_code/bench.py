@@ -94,9 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         runtime = folder / "run"
         runtime.mkdir(mode=0o700)
         env = {**os.environ, "HOME": str(folder), "XDG_RUNTIME_DIR": str(runtime), "LAMAR_HOOK_IDLE": "300"}
-        from lamar_claude_code.settings import FAIL_OPEN, hook_command
+        from lamar_claude_code.settings import hook_command, invocation
 
-        installed = shlex.split(hook_command(str(store)).removesuffix(FAIL_OPEN))  # what `install` writes, shell aside
+        installed = shlex.split(invocation(hook_command(str(store))))  # what `install` writes, shell aside
         in_process = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(store)]
         base = {"session_id": "bench", "transcript_path": str(folder / "t.jsonl"), "cwd": str(repo),
                 "permission_mode": "default"}

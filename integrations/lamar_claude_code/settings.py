@@ -107,19 +107,50 @@ FAIL_OPEN = " || exit 1"
 
 
 def hook_command(store: str | None = None) -> str:
-    """The command the entries run: `<this python> -S <lamar_claude_code/quick.py> [--store PATH] || exit 1`.
+    """The command the entries run: `<guard>; <this python> -S <lamar_claude_code/quick.py> [--store PATH] || exit 1`.
 
     quick.py hands the event to a warm daemon (see `lamar_claude_code.daemon`); -S keeps the
     interpreter's start below a bare `python -c pass` until the packages are needed. Claude Code
-    runs the command through the shell: `|| exit 1` keeps a quick.py that is gone from blocking.
+    runs the command through the shell: `|| exit 1` keeps a quick.py that is gone from blocking, and
+    the guard before it says what to do when the interpreter or quick.py is gone (see `_guard`).
     """
     from lamar_claude_code import quick
 
-    command = f"{shlex.quote(sys.executable)} -S {shlex.quote(os.path.abspath(quick.__file__))}"
+    python, script = sys.executable, os.path.abspath(quick.__file__)
+    command = f"{shlex.quote(python)} -S {shlex.quote(script)}"
     if store:
         location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
         command += f" --store {shlex.quote(location)}"
-    return command + FAIL_OPEN
+    return _guard(python, script) + command + FAIL_OPEN
+
+
+# Claude Code shows a failing hook's stderr to the user, as a non-blocking error, at every event: with the
+# interpreter gone (a virtual environment deleted or moved) that was only the shell's "python: not found",
+# which names no fix. The guard checks the two files first and, when one is gone, says what to do instead.
+_GUARD_END = " >&2; exit 1; }; "
+
+
+def _guard(python: str, script: str) -> str:
+    from lamar_claude_code.notice import OFF
+
+    message = (f"{OFF}: the Python or the quick.py this hook runs is gone (its virtual environment deleted or "
+               "moved). Run `lamar claude-code status` where the hook is installed: it names which, and the "
+               "`lamar claude-code install` that writes the hooks for the Lamar you have now.")
+    # printf, not echo: dash's echo would read a backslash in a path as an escape
+    return (f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ] || "
+            f"{{ printf '%s\\n' {shlex.quote(message)}{_GUARD_END}")
+
+
+def shown(command: str) -> str:
+    """The hook command as `install` and `status` print it: without the guard `hook_command` puts first,
+    which only repeats the call's two paths beside its message."""
+    return command.partition(_GUARD_END)[2] or command
+
+
+def invocation(command: str) -> str:
+    """The hook command's own call (`<python> -S <quick.py> [--store PATH]`), without the guard that
+    `hook_command` puts before it or the `|| exit 1` after it; a command of another shape as it is."""
+    return shown(command).removesuffix(FAIL_OPEN)
 
 
 def runs_without_path(command: str, timeout: float = 30.0) -> str:
@@ -127,7 +158,7 @@ def runs_without_path(command: str, timeout: float = 30.0) -> str:
     Claude Code may start it; otherwise why it does not."""
     env = {"HOME": os.path.expanduser("~"), "PATH": STRIPPED_PATH}
     try:
-        check = command.removesuffix(FAIL_OPEN) + " --help"  # the guard would turn exit 127 into 1
+        check = invocation(command) + " --help"  # `|| exit 1` and the guard would turn exit 127 into 1
         done = subprocess.run(["/bin/sh", "-c", check], env=env, stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -146,7 +177,7 @@ def gone(command: str) -> str:
     environment deleted or moved, or a `quick.py` whose clone went. The shell then exits 127 or Python 2,
     which Claude Code shows only as a non-blocking hook error naming the file."""
     try:
-        words = shlex.split(command.removesuffix(FAIL_OPEN))
+        words = shlex.split(invocation(command))
     except ValueError:
         return ""
     if words and os.path.isabs(words[0]) and not os.path.exists(words[0]):
@@ -217,7 +248,7 @@ def install(path: Path, command: str) -> list[str]:
             continue
         kept, removed = _without_lamar(current)
         hooks[event] = kept + groups
-        changes.append(f"{'updated' if removed else 'added'} {event} hook: {command}")
+        changes.append(f"{'updated' if removed else 'added'} {event} hook: {shown(command)}")
     if changes:
         _save(path, data, mark)
     return changes
@@ -233,7 +264,7 @@ def uninstall(path: Path) -> list[str]:
             continue
         kept, removed = _without_lamar(hooks[event])
         if removed:
-            changes.append(f"removed {event} hook: {removed[0]}")
+            changes.append(f"removed {event} hook: {shown(removed[0])}")
             if kept:
                 hooks[event] = kept
             else:

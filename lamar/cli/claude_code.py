@@ -196,7 +196,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             if command not in checked:
                 checked[command] = missing or settings.runs_without_path(command)
             problem = checked[command]
-            print(f"  {event}: {command}")
+            print(f"  {event}: {settings.shown(command)}")
             if missing:
                 print(f"    FAILS: {missing}, so Lamar is off; {reinstall(scope, command)}")
             elif problem:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -327,6 +328,32 @@ def test_an_installed_hook_whose_quick_py_is_gone_never_blocks_the_prompt(
                           check=False)
     assert (done.returncode, done.stdout) == (1, b"")  # 1: a non-blocking error Claude Code shows; never 2
     assert b"quick.py" in done.stderr
+    assert done.stderr.startswith(b"Lamar is off")  # the fix named first, not the shell's "can't open file"
+
+
+@pytest.mark.parametrize("what", ["python", "quick.py"])
+def test_an_installed_hook_whose_python_or_quick_py_is_gone_names_the_fix(
+        what: str, store: Path, env: dict[str, str], repo: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A virtual environment deleted or moved after install: Claude Code shows each event's stderr as a
+    # non-blocking hook error, and the shell's own "/bin/sh: 1: .../python: not found" named no fix.
+    from lamar_claude_code import quick
+    from lamar_claude_code.settings import gone, hook_command, invocation, runs_without_path
+
+    monkeypatch.setattr(*((sys, "executable", str(tmp_path / "deleted-venv" / "bin" / "python")) if what == "python"
+                          else (quick, "__file__", str(tmp_path / "uninstalled" / "quick.py"))))
+    command = hook_command(str(store))
+    for event in (payload("SessionStart", "s1", repo, source="startup"),
+                  payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")):
+        done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(), capture_output=True,
+                              env=env, timeout=60, check=False)
+        assert (done.returncode, done.stdout) == (1, b"")  # never 2, which would erase the prompt
+        said = done.stderr.decode()
+        assert said.startswith("Lamar is off, so no lessons are recalled and nothing is learned: "), said
+        assert "`lamar claude-code status`" in said and "`lamar claude-code install`" in said, said
+        assert "not found" not in said and said.count("\n") == 1  # one line, the shell's own error never reached
+    assert gone(command) and invocation(command).startswith(f"{shlex.quote(sys.executable)} -S ")
+    assert runs_without_path(command).startswith("exit 127" if what == "python" else "exit 2")
 
 
 @pytest.mark.parametrize("shell", ["/bin/sh", "bash"])

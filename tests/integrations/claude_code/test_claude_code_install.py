@@ -629,10 +629,12 @@ def test_status_names_a_hook_command_whose_python_or_hook_is_gone(repo: Path, en
     assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
     settings = repo / ".claude" / "settings.local.json"
     python, quick = tmp_path / "old-venv" / "bin" / "python", tmp_path / "old-clone" / "lamar_claude_code" / "quick.py"
-    text = settings.read_text()
-    settings.write_text(text.replace(sys.executable, str(python), 1)
-                        .replace(str(Path(__file__).parents[3] / "integrations" / "lamar_claude_code" / "quick.py"),
-                                 str(quick)))
+    data = json.loads(settings.read_text())
+    first, second = (data["hooks"][event][-1]["hooks"][0] for event in ("SessionStart", "Stop"))
+    first["command"] = first["command"].replace(sys.executable, str(python))
+    second["command"] = second["command"].replace(
+        str(Path(__file__).parents[3] / "integrations" / "lamar_claude_code" / "quick.py"), str(quick))
+    settings.write_text(json.dumps(data))
     shown = lamar(env, repo, "status")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
@@ -641,7 +643,7 @@ def test_status_names_a_hook_command_whose_python_or_hook_is_gone(repo: Path, en
             f"{reinstall}") in lines, shown.stdout
     assert (f"    FAILS: its hook {quick} is gone (the Lamar it belonged to deleted or moved), so Lamar is off; "
             f"{reinstall}") in lines, shown.stdout
-    assert "without your PATH" not in shown.stdout
+    assert "FAILS without your PATH" not in shown.stdout
 
 
 def test_status_names_a_plugin_python_option_that_is_gone(repo: Path, env: dict[str, str], tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import claude_agent_sdk
+import pytest
 
 from lamar import Lamar
 from lamar.recall import render_prompt
@@ -102,3 +103,30 @@ def test_a_write_that_leaves_the_file_as_it_was_is_not_read_as_discarded(repo: P
                                key=lambda r: float(r["time"]))
     assert (first["signal"], first["files"]) == ("shipped", ["version.py"])
     assert (rewrite["signal"], rewrite["files"]) == ("accepted", [])  # moved on from, never "discarded"
+
+
+def test_claude_shows_a_deleted_virtual_environment_with_its_fix(repo: Path, env: dict[str, str], store: Path,
+                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    # The hooks' Python deleted after install: each event was a hook error saying only
+    # "/bin/sh: 1: .../python: not found", which names no fix.
+    from lamar_claude_code import settings
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "deleted-venv" / "bin" / "python"))
+    assert len(settings.install(repo / ".claude" / "settings.local.json", settings.hook_command(str(store)))) == 5
+    server, url = serve(str(repo))
+    try:
+        done = _claude(repo, env, url, "hello")
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr  # the turn went on
+    session = json.loads(done.stdout)["session_id"]
+    transcript = next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{session}.jsonl"))
+    errors = [(a["hookName"], a["exitCode"], a["stderr"]) for a in
+              (json.loads(line).get("attachment") or {} for line in transcript.read_text().splitlines())
+              if a.get("type") == "hook_non_blocking_error"]
+    assert [name for name, _, _ in errors] == ["SessionStart:startup", "UserPromptSubmit", "Stop"], errors
+    for _, code, said in errors:  # what Claude Code shows the user, as "<hook> hook error: ..."
+        assert code == 1 and "Lamar is off" in said and "`lamar claude-code status`" in said, said
+        assert "not found" not in said
+    assert not any(b"Lamar is off" in body for body in server.bodies)  # never sent to the model

@@ -36,12 +36,14 @@ def _run_bare(command: str, event: dict[str, object], env: dict[str, str]) -> su
 
 def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, env: dict[str, str],
                                                                     tmp_path: Path) -> None:
+    from lamar_claude_code.settings import invocation
+
     store = tmp_path / "lessons.db"
     done = _lamar(env, repo, "install", "--store", str(store))
     assert done.returncode == 0, done.stderr
     commands = _commands(repo / ".claude" / "settings.local.json")
     assert set(commands) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
-    assert all(c.split()[:2] == [sys.executable, "-S"] and "lamar_claude_code/quick.py --store" in c
+    assert all(invocation(c).split()[:2] == [sys.executable, "-S"] and "lamar_claude_code/quick.py --store" in c
                for c in commands.values())
     with Lamar(str(store)) as lam:
         lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
