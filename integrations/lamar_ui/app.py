@@ -35,6 +35,7 @@ from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
+from lamar_ui.answered import Answers
 from lamar_ui.answers import forbidden, moving_on, no_page, store_failed
 from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
@@ -83,6 +84,7 @@ class UI:
         self._counting = threading.Lock()
         self._injections: Injections | None = None
         self._kept = Kept(lam)
+        self.answers = Answers()  # each form's answer, for the GET its redirect makes
         self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
                                   max_model_calls=max_model_calls, writer=lambda: self.writer,
                                   page=self._page, form=self._form, texts=self._texts)
@@ -103,7 +105,7 @@ class UI:
     # -- plumbing ------------------------------------------------------------------------------
 
     def _page(self, title: str, body: str, active: str, *, answer: bool = False) -> HTMLResponse:
-        """A page in the app's frame; `answer`: it answers a POST, which a reload would send again."""
+        """A page in the app's frame; `answer`: it answers a POST, kept as answered (`Answers`), so not reloaded."""
         version = self.lam.stats()["events"]
         return HTMLResponse(pages.layout(title, body, active=active, location=self.lam.store.location,
                                          version=version, follow=not answer))
@@ -425,17 +427,10 @@ class TokenGuard(BaseHTTPMiddleware):
             # visit gets it: a browser that sends no Sec-Fetch-Site cannot say where it came from.
             response = HTMLResponse(moving_on(request.url.path))
             response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
-        elif request.url.path.startswith("/static/") or \
-                same_token(request.cookies.get(cookie, ""), ui.token):
-            try:
-                response = await call_next(request)
-            except Forbidden as exc:
-                response = forbidden(str(exc))
-            except StoreError as exc:  # the store itself failed (its file deleted, say), not this request
-                response = store_failed(str(exc))
-            except Exception:  # noqa: BLE001 - a bug still answers with the headers below, not a bare 500
-                response = HTMLResponse("<!DOCTYPE html><title>Error</title><p>lamar ui failed on this request; "
-                                        "the store is unchanged</p>", status_code=500)
+        elif request.url.path.startswith("/static/"):  # never a kept answer: those need the token
+            response = await _answer(request, call_next)
+        elif same_token(request.cookies.get(cookie, ""), ui.token):
+            response = await ui.answers.around(request, lambda: _answer(request, call_next))
         else:
             response = forbidden("open the address that `lamar ui` printed: it carries this launch's token")
         response.headers["Content-Security-Policy"] = _CSP
@@ -443,6 +438,19 @@ class TokenGuard(BaseHTTPMiddleware):
         response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would make forms post Origin: null
         response.headers["Cache-Control"] = "no-store"
         return response
+
+
+async def _answer(request: Request, call_next: RequestResponseEndpoint) -> Response:
+    """The app's response to a request that carries the token, its failures answered as pages."""
+    try:
+        return await call_next(request)
+    except Forbidden as exc:
+        return forbidden(str(exc))
+    except StoreError as exc:  # the store itself failed (its file deleted, say), not this request
+        return store_failed(str(exc))
+    except Exception:  # noqa: BLE001 - a bug still answers with the security headers, not a bare 500
+        return HTMLResponse("<!DOCTYPE html><title>Error</title><p>lamar ui failed on this request; "
+                            "the store is unchanged</p>", status_code=500)
 
 
 def create_app(ui: UI) -> Starlette:

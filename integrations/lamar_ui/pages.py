@@ -39,7 +39,7 @@ _THROWAWAY = ('<p class="throwaway" role="note">This store is <code>:memory:</co
 
 def layout(title: str, body: str, *, active: str, location: str, version: int, follow: bool = True) -> str:
     """The frame every page shares; `version` lets ui.js notice writes by other processes and reload
-    the page, unless `follow` is False (a page that answers a form: a reload would send it again).
+    the page, unless `follow` is False (a page that answers a form: a reload would lose what was typed since).
 
     Every value that came from a store (lesson text, scope values, reasons, ids) goes through
     `escape`: lessons are untrusted text. Pages carry no inline script or style, so the

@@ -5,8 +5,8 @@
 (function () {
   "use strict";
   var shown = document.body.getAttribute("data-version");
-  // A page that answers a form (a review, an error to mend) is not reloaded: that would send the
-  // form again, behind the browser's "resubmit?" dialog.
+  // A page that answers a form (a review, an error to mend) is not reloaded: it is kept as it was
+  // answered, so a reload would change nothing but lose what was typed into it since.
   var busy = document.body.getAttribute("data-follow") === "no";
   var banner = null;
   function warn(text) {

@@ -198,3 +198,20 @@ def test_the_owner_of_a_connection_is_asked_off_the_event_loop(monkeypatch: pyte
         client.cookies.set("lamar_ui_token_80", "t0k")
         assert client.get("/").status_code == 200
     assert asked and loops and all(thread is not loops[0] for thread in asked)
+
+
+def test_a_forms_kept_answer_is_given_only_with_the_token(served: tuple[str, str, dict[str, str]]) -> None:
+    # POST/redirect/GET: the review of an edit is kept under a key its redirect carries. The key alone opens
+    # nothing (not even beside /static/, which needs no token), and the decoy's %2F stays in the address.
+    where, token, ids = served
+    form = {**_cookie(where, token), "Origin": f"http://{where}", "Content-Type": "application/x-www-form-urlencoded"}
+    edit = f"/lessons/{quote(ids['decoy'], safe='')}/edit"
+    body = f"token={token}&precondition=the+linter+complains&action=run+it+twice&scope=".encode()
+    status, headers, _ = _request(where, "POST", edit, form, body)
+    assert status == 303 and re.fullmatch(re.escape(edit) + r"\?answer=[\w-]+", headers["location"]), headers
+    answer = headers["location"].split("?", 1)[1]
+    status, _, page = _request(where, "GET", headers["location"], _cookie(where, token))
+    assert status == 200 and "next version?" in page and "run it twice" in page
+    for path in (headers["location"], f"/static/ui.css?{answer}", f"/?{answer}"):
+        status, _, page = _request(where, "GET", path, {})
+        assert status in (403, 200) and "run it twice" not in page, (path, status)
