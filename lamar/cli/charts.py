@@ -35,6 +35,18 @@ def _svg_open(width: float, height: float, label: str) -> str:
             f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{escape(label)}">')
 
 
+def _rule(tick: float) -> str:
+    """A gridline's attributes: the zero of a lift is a mark to read against (dark); the other ticks are
+    the grid, a faint guide that says nothing by itself (class "grid")."""
+    return ' stroke="#57606a"' if abs(tick) < 1e-9 else ' class="grid" stroke="#eaeef2"'
+
+
+def _hollow(x: float, y: float, paint: str, kind: str = "hollow") -> str:
+    """A retired lesson's dot (or, `kind` "swatch hollow", its legend's): an outline in its standing's colour,
+    not a faded dot, which the page's white would wash out of sight (WCAG asks 3:1 of a chart's mark)."""
+    return f'<circle class="{kind}" cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="#fff" stroke="{paint}" stroke-width="2"/>'
+
+
 def _legend(x: float, y: float, entries: Sequence[tuple[str, str]]) -> str:
     """Coloured swatches, each followed by its label, in one row from (x, y)."""
     parts = []
@@ -65,10 +77,12 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
 
     parts = [_svg_open(_LABEL + _PLOT + 20, height, "forest plot of lesson lifts"),
              _legend(_LABEL, 14, [(colour(name), name) for name in STANDINGS])]
+    if any(exp.status.value == "retired" for exp, _ in rows):  # after the swatches, as `_legend` spaces them
+        end = _LABEL + sum(24 + 7 * len(name) for name in STANDINGS)
+        parts.append(f'{_hollow(end + 5, 10, "#57606a", "swatch hollow")}<text x="{end + 14}" y="14">retired</text>')
     tick = lo
     while tick <= hi + 1e-9:
-        parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 10}" x2="{x(tick):.1f}" y2="{height - 30}" '
-                     f'stroke="{"#57606a" if abs(tick) < 1e-9 else "#eaeef2"}"/>')
+        parts.append(f'<line{_rule(tick)} x1="{x(tick):.1f}" y1="{top - 10}" x2="{x(tick):.1f}" y2="{height - 30}"/>')
         parts.append(f'<text x="{x(tick):.1f}" y="{height - 16}" text-anchor="middle">{tick:+.1f}</text>')
         tick += 0.5
     parts.append(f'<text x="{_LABEL + _PLOT / 2:.1f}" y="{height - 2}" text-anchor="middle">'
@@ -76,11 +90,11 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
     for i, (exp, ev) in enumerate(rows):
         y = top + 6 + i * _ROW
         name = standing(ev)
-        opacity = "0.5" if exp.status.value == "retired" else "1"
+        retired = exp.status.value == "retired"
         tip = (f"{exp.id} ({status_label(exp, ev)}): lift {lift(ev.lift, ev.lower, ev.upper)} "
                f"{shown_interval(ev.lower, ev.upper)}: {exp.render()}")
         parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
-                     f'opacity="{opacity}"><title>{escape(tip)}</title>')
+                     f'><title>{escape(tip)}</title>')
         parts.append(f'<text x="4" y="{y + 4}">{escape(shorten(exp.render(), _LABEL_CHARS))}</text>')
         lower, upper = ev.lower, ev.upper
         if no_evidence(lower, upper):
@@ -89,8 +103,9 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
             dashed = "" if math.isfinite(lower) and math.isfinite(upper) and lo <= lower and upper <= hi \
                 else ' stroke-dasharray="4 3"'  # runs off the axis: the bound is wider than shown
             parts.append(f'<line x1="{x(lower):.1f}" y1="{y}" x2="{x(upper):.1f}" y2="{y}" '
-                         f'stroke="{colour(name)}" stroke-width="2"{dashed}/>')
-            parts.append(f'<circle cx="{x(ev.lift):.1f}" cy="{y}" r="4" fill="{colour(name)}"/>')
+                         f'stroke="{colour(name)}" stroke-width="{1 if retired else 2}"{dashed}/>')
+            parts.append(_hollow(x(ev.lift), y, colour(name)) if retired
+                         else f'<circle cx="{x(ev.lift):.1f}" cy="{y}" r="4" fill="{colour(name)}"/>')
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
@@ -128,7 +143,7 @@ def injection_bars(episodes: Sequence[tuple[float, int, int]]) -> str:
              _legend(_LABEL, 14, [(INJECTED, "injected"), (HELD_OUT, "held out (the randomized control)")])]
     for value in sorted({0, peak // 2, peak}):  # the y-axis
         y = base - value / peak * tall
-        parts.append(f'<line x1="{_LABEL - 4}" y1="{y:.1f}" x2="{width}" y2="{y:.1f}" stroke="#eaeef2"/>'
+        parts.append(f'<line{_rule(value or 1)} x1="{_LABEL - 4}" y1="{y:.1f}" x2="{width}" y2="{y:.1f}"/>'
                      f'<text x="{_LABEL - 8}" y="{y + 4:.1f}" text-anchor="end">{value}</text>')
     parts.append(f'<text x="{_LABEL - 40}" y="{base - tall / 2:.1f}" text-anchor="end">'
                  f"lessons per {plural(per_bin, 'episode')}</text>")
@@ -171,8 +186,7 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
              _legend(_LABEL, 14, [(COLOURS[v], v) for v in COLOURS] + [("#57606a", "restart")])]
     tick = lo
     while tick <= hi + 1e-9:
-        parts.append(f'<line x1="{_LABEL - 4}" y1="{y(tick):.1f}" x2="{width}" y2="{y(tick):.1f}" '
-                     f'stroke="{"#57606a" if abs(tick) < 1e-9 else "#eaeef2"}"/>'
+        parts.append(f'<line{_rule(tick)} x1="{_LABEL - 4}" y1="{y(tick):.1f}" x2="{width}" y2="{y(tick):.1f}"/>'
                      f'<text x="{_LABEL - 8}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:+.1f}</text>')
         tick += 0.5
     parts.append(f'<text x="{_LABEL - 40}" y="{(top + base) / 2:.1f}" text-anchor="end">lift</text>')
@@ -185,11 +199,14 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
             restarts = restarted
         if no_evidence(lower, upper):  # an interval over every possible lift: nothing to draw
             continue
+        # In its full colour (a faded bar stood at 2:1 against the page), narrower than the gap between
+        # points; the lift an open dot on it, so it reads against its own interval.
         parts.append(f'<line x1="{x(i):.1f}" y1="{y(lower if math.isfinite(lower) else lo):.1f}" '
                      f'x2="{x(i):.1f}" y2="{y(upper if math.isfinite(upper) else hi):.1f}" '
-                     f'stroke="{paint}" stroke-opacity="0.45" stroke-width="{max(_PLOT / n - 1, 1):.1f}"/>')
+                     f'stroke="{paint}" stroke-width="{min(max(_PLOT / n / 2, 1), 4):.1f}"/>')
         if math.isfinite(value):
-            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{paint}"/>')
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="3" fill="#fff" stroke="{paint}" '
+                         'stroke-width="1.5"/>')
     parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][0]} randomized</text>')
     parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">'
                  f'{plural(points[-1][0], "randomized episode")}</text>')

@@ -27,7 +27,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .no-effect { color: #57606a; } .unproven { color: #6e7781; font-style: italic; }
 th, td { white-space: nowrap; } td.text { white-space: normal; overflow-wrap: anywhere; min-width: 12em; }
 ul.legend { list-style: none; padding: 0; font-size: 13px; } ul.legend span { font-weight: 600; }
-tr.retired { opacity: 0.55; } code { font-size: 12px; }
+tr.retired td { color: #57606a; } code { font-size: 12px; }
 svg text { font: 11px system-ui, sans-serif; fill: #1f2328; }
 """
 

@@ -33,7 +33,7 @@ class PageReader(HTMLParser):
             self.rows.append(attributes["data-id"])
         if tag == "g" and "lesson" in classes:
             self.plot_rows.append(attributes["data-id"])
-        if tag == "circle":
+        if tag == "circle" and "swatch" not in classes:  # a lesson's dot, not the legend's
             self.circles.append(attributes)
         if tag == "rect" and "injected" in classes:
             self.bars += 1
