@@ -13,7 +13,7 @@ from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
 
 from lamar import Experience, Lamar, Scope, Signal
-from lamar_llamaindex import LamarMemoryBlock, create_lamar_tools, track_episodes
+from lamar_llamaindex import LamarMemoryBlock, create_lamar_tools, report_response, track_episodes
 from tests.integrations.llamaindex.test_llamaindex_agents import Script
 
 
@@ -112,3 +112,17 @@ async def test_a_sync_search_in_a_workflow_step_joins_the_turn(where: str) -> No
     turn = block.episode_id("s1")
     assert found.raw_output.metadata["episode_id"] == turn and lam.stats()["episodes"] == 1
     assert found.raw_output.metadata["experience_ids"] == [build]
+
+
+async def test_a_code_act_agents_output_holds_no_episode_and_report_response_says_so() -> None:
+    # The page says to report a CodeActAgent's turn through the block or a log: its output is the code's text.
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"})
+    memory = Memory.from_defaults(session_id="c1", memory_blocks=[block], insert_method="user")
+    tools = create_lamar_tools(lam)
+    script = Script('<execute>found = lamar_search_lessons(query="the build fails")</execute>', "Cleared the cache.")
+    result = await CodeActAgent(code_execute_fn=executor(tools), tools=tools, llm=script.llm()).run(
+        user_msg="fix the build", memory=memory)
+    with pytest.warns(UserWarning, match="block.report"):
+        assert report_response(lam, result, Signal.SHIPPED) == []
+    assert block.report(Signal.SHIPPED, "c1") is not None and lam.pending() == []
