@@ -144,17 +144,22 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         rec = await asyncio.to_thread(block.turn_recall, messages, session_id, fresh)
         return answer(rec) if rec is not None else without_lessons(*failed[0])  # None only when fresh() failed
 
-    # The workflow finds the step's Context itself: a `Context` parameter in the signature would make
-    # CodeActAgent refuse the tool ("requires context"). An app may still pass ctx= by hand.
-    search.__signature__ = inspect.signature(search).replace(  # type: ignore[attr-defined]
-        parameters=[inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)],
-        return_annotation=Document)
     search.__name__ = search.__qualname__ = f"{prefix}_search_lessons"  # what a CodeActAgent's code calls
     search.__doc__ = TOOL_SEARCH
+    partial: dict[str, Any] = {}
+    if hasattr(Context, "get_step_context"):
+        # The tool finds the step's Context itself: a `Context` parameter in the signature would make
+        # CodeActAgent refuse the tool ("requires context"). An app may still pass ctx= by hand.
+        search.__signature__ = inspect.signature(search).replace(  # type: ignore[attr-defined]
+            parameters=[inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)],
+            return_annotation=Document)
+    else:  # an older llama-index-workflows: agents hand a tool its Context by the parameter's annotation
+        search.__annotations__["ctx"] = asearch.__annotations__["ctx"] = Context
+        partial = {"ctx": None}  # None outside a workflow: called by hand
 
     tools = [FunctionTool.from_defaults(
         fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,
-        description=TOOL_SEARCH)]
+        description=TOOL_SEARCH, partial_params=partial)]
     if report:
         def report_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
             checked = _report_arguments(episode_id, outcome, evidence)

@@ -126,3 +126,25 @@ async def test_a_code_act_agents_output_holds_no_episode_and_report_response_say
     with pytest.warns(UserWarning, match="block.report"):
         assert report_response(lam, result, Signal.SHIPPED) == []
     assert block.report(Signal.SHIPPED, "c1") is not None and lam.pending() == []
+
+
+async def test_with_a_workflows_package_older_than_get_step_context_an_agents_search_still_joins_the_turn(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # llama-index-core 0.14 runs on llama-index-workflows releases without Context.get_step_context: there
+    # the tool asks for the Context by its parameter, as the agents hand it, and the turn stays one episode.
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    from tests.integrations.llamaindex.test_llamaindex_agents import call
+
+    monkeypatch.delattr(Context, "get_step_context")
+    lam, build = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"})
+    memory = Memory.from_defaults(session_id="o1", memory_blocks=[block])
+    (search,) = create_lamar_tools(lam, context={"project": "web"})
+    script = Script(call("lamar_search_lessons", query="the build fails"), "Cleared the cache.")
+
+    result = await FunctionAgent(tools=[search], llm=script.llm()).run(user_msg="fix the build", memory=memory)
+    (tool_call,) = result.tool_calls
+    assert tool_call.tool_output.raw_output.metadata["episode_id"] == block.episode_id("o1")
+    assert lam.episode(block.episode_id("o1") or "").injected == [build]
+    assert lam.stats()["episodes"] == 1 and search.call(query="by hand").raw_output.metadata["experience_ids"]
