@@ -129,7 +129,7 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
             lam.sync()
             code, why, events = _checked(lam, proposal, removed)
             if code is None and (why := _said_since(proposal, held)):
-                code = "stale"
+                code = "applied"  # in effect: the store says it, and nothing is left to decide
             if code is not None:
                 skip(proposal.id, code, why)
                 continue
@@ -234,8 +234,8 @@ def _said_since(proposal: Proposal, held: _Held) -> str:
     same = held.saying(exp)
     if same is None or same.id == exp.id:
         return ""
-    return (f"lesson {same.id} ({same.status.value}), added after the report was made, says the same: "
-            f"{same.render()!r}; nothing to add")
+    return (f"already applied in effect: lesson {same.id} ({same.status.value}), added after the report was made, "
+            f"says the same: {same.render()!r}")
 
 
 def _merged_now(lam: SleepView, proposal: Proposal) -> bool:

@@ -12,6 +12,7 @@ import pytest
 
 from lamar import Experience, Lamar, ModelError, Scope, SleepReport, Status, Trace
 from lamar.models import ScriptedModel
+from lamar.sleep import already_applied, skip_code
 from lamar.sleep.mining_prompt import estimate_tokens
 from lamar.sleep.traces import TraceWriter
 
@@ -363,9 +364,10 @@ def test_a_candidate_is_not_applied_beside_the_same_lesson_added_since(tmp_path:
     added = lam.add(Experience("Swift build fails with a stale module map.", "Delete DerivedData before rebuilding!",
                                scope=Scope(SWIFT)))
     why = lam.would_skip(report)[candidate.id]
-    assert added in why and "nothing to add" in why
+    assert added in why and skip_code(why) == "applied"
+    assert already_applied(report, lam.would_skip(report)) == [candidate.id]  # nothing left to review
     result = lam.apply(report)
-    assert result.applied == [] and result.codes == {candidate.id: "stale"}
+    assert result.applied == [] and result.codes == {candidate.id: "applied"}
     assert [e.id for e in lam.experiences()] == [added]
     # In another scope, or saying another thing, the candidate is no duplicate.
     other = Lamar(str(tmp_path / "other.db"), seed=1)
