@@ -115,9 +115,12 @@ def rules_folder(repo: Path, path: str | os.PathLike[str]) -> str:
     return ""
 
 
-def project_name(cwd: str | os.PathLike[str], repo: Path | None) -> str:
-    """The git top-level's folder name, else the working folder's."""
-    return (repo or Path(cwd).resolve()).name or "root"
+def project_name(cwd: str | os.PathLike[str], repo: Path | None) -> str | None:
+    """The git top-level's folder name, else the working folder's; None in the file system's root or the
+    home folder outside git, which hold no project (`lamar.projects.project_of`, as `lamar mcp` has it)."""
+    from lamar.projects import project_of
+
+    return project_of(repo or cwd)
 
 
 def language_of(folder: Path, is_repo: bool, cache: MutableMapping[str, Any], now: float | None = None) -> str:
@@ -256,11 +259,14 @@ def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str
     """
     repo = find_repo(cwd)
     folder = repo or Path(cwd).resolve()
-    context = {"project": config.project or project_name(cwd, repo)}
+    # In / or the home folder outside git there is no project, nor a language of one: a project named
+    # "root" or after the user, or the shell scripts under /, would scope lessons to work nobody does.
+    project = project_name(cwd, repo)
+    context = {"project": config.project or project} if config.project or project else {}
     folder_of_work = rules_folder(repo, worked or cwd) if repo is not None else ""
     if folder_of_work:
         context[FOLDER_KEY] = folder_of_work
-    language = config.language or language_of(folder, repo is not None, cache)
+    language = config.language or (language_of(folder, repo is not None, cache) if project else "")
     if language:
         context["language"] = language
     # A custom slash command is classified by what it asks Claude for, its error by what was typed with it.

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from lamar.recall import neutralize
@@ -43,24 +41,9 @@ class ContextReader:
             config = resolve_rules(load_config(repo), text)
         except (ConfigError, RuleTimeout):
             config = HookConfig()  # a broken or slow config must not cost the model its lessons
-        if repo is not None or not _outside_projects(self.cwd):
-            return derive_context(self.cwd, text, config, self._languages)
-        # A desktop app starts its servers in / (or the home folder): neither is a project, and a
-        # project or language read from it ("root", the shell scripts under /) would keep every lesson
-        # scoped by the project's language from a recall that gives the project as a label.
-        pinned = dataclasses.replace(config, project=config.project or "-", language=config.language or "-")
-        derived = derive_context(self.cwd, text, pinned, self._languages)
-        return {k: v for k, v in derived.items() if (k, v) not in (("project", "-"), ("language", "-"))}
-
-
-def _outside_projects(cwd: str) -> bool:
-    """Whether `cwd` is the file system's root or the home folder, where no project's files are."""
-    folder = Path(cwd).resolve()
-    try:
-        home = Path.home().resolve()
-    except (RuntimeError, KeyError, OSError):  # no home to be found: only the root is outside
-        home = folder.parent
-    return folder.parent == folder or folder == home
+        # A desktop app starts its servers in / or the home folder: there, as in the hooks, no project or
+        # language is derived (the model gives them as labels).
+        return derive_context(self.cwd, text, config, self._languages)
 
 
 def normalise(context: Mapping[str, str], known: Mapping[str, list[str]]) -> dict[str, str]:

@@ -51,7 +51,8 @@ def no_lessons(location: str, explicit: str | None, folder: str) -> str:
     lamar = program_name()
     # A lesson with no scope is recalled on every prompt of every project these hooks serve; the
     # imported rules are scoped to the project, so the hand-written one is too.
-    project = shlex.quote(f"project={project_name(folder, find_repo(folder))}")
+    # In / or the home folder outside git the hooks name no project: the user names it.
+    project = shlex.quote(f"project={project_name(folder, find_repo(folder)) or 'NAME'}")
     return (f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
             f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
             f"`{lamar} add{where} --precondition .. --action .. --scope {project}` writes one by hand for this "

@@ -104,12 +104,13 @@ def cmd_ls(args: argparse.Namespace) -> int:
             import os
             import shlex
 
-            from lamar.rules.importing import project_name
+            from lamar.projects import project_of
 
             where = f" --store {shlex.quote(str(args.store))}" if getattr(args, "store", None) else ""
             # A lesson with no scope is recalled in every project, so the one written by hand is scoped as the
-            # imported rules are, to the project the hooks and import-rules name from this folder.
-            project = shlex.quote(f"project={project_name(os.getcwd())}")
+            # imported rules are, to the project the hooks and import-rules name from this folder (in / or the
+            # home folder outside git they name none: the user names it).
+            project = shlex.quote(f"project={project_of(os.getcwd()) or 'NAME'}")
             print(f"no lessons yet: `lamar import-rules{where}` shows the rules of this repository's CLAUDE.md or "
                   f"AGENTS.md as lessons (add --apply to keep them); `lamar add{where} --precondition .. --action .. "
                   f"--scope {project}` writes one by hand for this project (without --scope, for every project)")

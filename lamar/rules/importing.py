@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamar.experience import Experience, Scope, Status
+from lamar.projects import project_root
 from lamar.rules.parse import DESCRIBES, MAX_RULE, Rule, clean, condition, parse_rules
 from lamar.rules.sources import UNREADABLE, find_rule_files, read_sources
 from lamar.storable import whole_number
@@ -57,8 +58,24 @@ class ImportPlan:
 
 
 def project_name(folder: str | os.PathLike[str]) -> str:
-    """The project's name as the Claude Code hooks derive it: the git top-level folder's name, else the folder's."""
-    return project_root(folder).name or "root"
+    """The project's name as the Claude Code hooks derive it: the git top-level folder's name, else the folder's.
+
+    Raises:
+        InvalidArgument: `folder` is the file system's root or the home folder outside git, where the
+            hooks and `lamar mcp` name no project (`lamar.projects.project_of`).
+    """
+    from lamar.projects import project_of
+
+    name = project_of(folder)
+    if name is None:
+        from lamar._errors import InvalidArgument
+
+        where = Path(folder).resolve()
+        raise InvalidArgument(f"{where} is {'the root folder' if where.parent == where else 'your home folder'}, "
+                              "outside any git repository: the hooks and `lamar mcp` name no project there, so "
+                              "lessons scoped to a project named from it would never be recalled; name the project "
+                              "(--project NAME, or project= in Python), or run in the project's folder")
+    return name
 
 
 def chosen_project(project: Any, folder: str | os.PathLike[str]) -> str:
@@ -72,12 +89,6 @@ def chosen_project(project: Any, folder: str | os.PathLike[str]) -> str:
         raise InvalidArgument(f"project is empty: name the project the lessons belong to, or pass None for the "
                               f"git top-level folder's name; got {echoed(project)}")
     return project
-
-
-def project_root(folder: str | os.PathLike[str]) -> Path:
-    """The git top-level folder above `folder` (the folder itself outside git): rules files are named from it."""
-    path = Path(folder).resolve()
-    return next((candidate for candidate in (path, *path.parents) if (candidate / ".git").exists()), path)
 
 
 def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: Sequence[str | os.PathLike[str]] = (),
@@ -107,7 +118,8 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     from lamar._errors import InvalidArgument
 
     root = Path(folder).expanduser()
-    chosen_project(project, ".")  # a blank project is refused before any file is read
+    if project is not None:
+        chosen_project(project, ".")  # a blank project is refused before any file is read
     try:  # a NUL in the folder's name raises ValueError, a name too long for the file system OSError
         where = root.resolve()
         paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
