@@ -31,29 +31,30 @@ def command_prompt(prompt: str, cwd: str, repo: Path | None) -> tuple[str, str] 
 
 
 def _body(name: str, cwd: str, repo: Path | None) -> str | None:
-    """The text of the command's file: the project's `.claude/` (the nearest folder from `cwd` up to the
-    repository's top), then the user's; `commands/NAME.md` (`commands/ci/NAME.md` for `/ci:NAME`), or a
-    skill's `skills/NAME/SKILL.md`."""
+    """The text of the file Claude Code expands the command from, searched in its order (checked against the
+    real CLI): a skill's `skills/NAME/SKILL.md` before a command's `commands/NAME.md` (`commands/ci/NAME.md` for
+    `/ci:NAME`, which no skill answers), and in each the user's `~/.claude/` (or `$CLAUDE_CONFIG_DIR`) before
+    the project's `.claude/`, the nearest folder from `cwd` up to the repository's top first."""
     parts = name.split(":")
     if any(part in (".", "..") for part in parts):
         return None
     here = Path(cwd)
     tops = [here, *here.parents] if repo is not None else [here]
     folders = []
+    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+    if not home.startswith("~"):  # no HOME: no user commands to read
+        folders.append(Path(home))
     for folder in tops:
         folders.append(folder / ".claude")
         if repo is None or folder == repo:
             break
-    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
-    if not home.startswith("~"):  # no HOME: no user commands to read
-        folders.append(Path(home))
-    for base in folders:
-        # NAME + ".md", not a suffix put in place: `/v1.2` is v1.2.md, never the command v1.md
-        command = base / "commands" / Path(*parts[:-1]) / f"{parts[-1]}.md"
-        for path in (command, base / "skills" / parts[-1] / "SKILL.md"):
-            text = _read(path)
-            if text is not None:
-                return _FRONT_MATTER.sub("", text, count=1)
+    skills = [base / "skills" / name / "SKILL.md" for base in folders] if len(parts) == 1 else []
+    # NAME + ".md", not a suffix put in place: `/v1.2` is v1.2.md, never the command v1.md
+    commands = [base / "commands" / Path(*parts[:-1]) / f"{parts[-1]}.md" for base in folders]
+    for path in (*skills, *commands):
+        text = _read(path)
+        if text is not None:
+            return _FRONT_MATTER.sub("", text, count=1)
     return None
 
 
