@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -14,6 +15,7 @@ from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 from lamar_claude_code.config import HookConfig
 from lamar_claude_code.episodes import Budget, Paths, handle_event
 from lamar_claude_code.hook import COMMITTED_WAIT, paths_for
+from lamar_claude_code.notice import clear_failure, record_failure
 from lamar_claude_code.settings import TOOL_MATCHER
 from lamar_claude_code.state import log_line
 
@@ -142,7 +144,7 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
         try:
             await asyncio.to_thread(handle_event, payload, lambda: lamar, paths, config=config)
         except Exception as exc:  # noqa: BLE001 - the agent's program goes on whatever Lamar does
-            log_line(paths.log, f"sdk SessionEnd: {type(exc).__name__}: {exc}")
+            _failed(lamar, paths, "SessionEnd", exc)
 
     async def callback(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         start = asyncio.get_running_loop().time()
@@ -164,9 +166,9 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
             raise
         except Exception as exc:  # noqa: BLE001 - fail open inside someone else's loop
             waited = asyncio.get_running_loop().time() - start
-            log_line(paths.log, f"sdk {input_data.get('hook_event_name', 'event')}: {type(exc).__name__}: {exc} "
-                     f"after {waited:.2f}s")
+            _failed(lamar, paths, str(input_data.get("hook_event_name", "event")), exc, f" after {waited:.2f}s")
             return cast(HookJSONOutput, {})
+        _worked(lamar)
         if not text:
             return cast(HookJSONOutput, {})  # no opinion: the prompt or tool call goes on unchanged
         return cast(HookJSONOutput, {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
@@ -178,6 +180,27 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
         "Stop": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
     }, ending, idle=idle, max_sessions=max_sessions)
     return mapping
+
+
+def _failed(lamar: Any, paths: Paths, event: str, exc: BaseException, after: str = "") -> None:
+    """Log a callback's failure and keep it, as the command hooks do, for `lamar claude-code status` to show
+    ("hooks failing since ..."): logged only, a service whose every prompt failed looked as if it learned.
+    Never raises."""
+    from lamar.safety import scrub  # the message may quote the event: no secret reaches the log
+
+    error = scrub(f"{type(exc).__name__}: {exc}")[0]
+    log_line(paths.log, f"sdk {event}: {error}{after}")
+    if isinstance(exc, TimeoutError):
+        return  # over the budget, as the command hook's, is logged only: the store itself may be fine
+    # no home folder to keep it in (RuntimeError), or an engine with no store: the log line is all there is
+    with contextlib.suppress(Exception):
+        record_failure(str(lamar.store.location), event, exc, error, plugin=False)
+
+
+def _worked(lamar: Any) -> None:
+    """An event went through: the store's kept failure, if any, is over. Never raises."""
+    with contextlib.suppress(Exception):  # as in _failed
+        clear_failure(str(lamar.store.location))
 
 
 def _paths(lamar: Any, state_dir: str | os.PathLike[str] | None) -> Paths:

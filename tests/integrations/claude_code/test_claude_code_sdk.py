@@ -51,7 +51,8 @@ async def test_sdk_hooks_recall_note_edits_and_settle(repo: Path, tmp_path: Path
     assert lam.episode(episode).context["error_class"] == "KeyError"
 
 
-async def test_sdk_hooks_fail_open(tmp_path: Path, repo: Path) -> None:
+async def test_sdk_hooks_fail_open(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the failure is kept in ~/.lamar
     lam = Lamar(str(tmp_path / "sdk.db"))
     hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
     broken = UserPromptSubmitHookInput(session_id="s", transcript_path="", cwd=str(repo),
@@ -142,7 +143,8 @@ async def test_leaving_the_sdk_hooks_traces_the_sessions_last_turn(repo: Path, t
     lam.close()
 
 
-async def test_ending_the_sdk_hooks_fails_open(repo: Path, tmp_path: Path) -> None:
+async def test_ending_the_sdk_hooks_fails_open(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the failure is kept in ~/.lamar
     lam = Lamar(str(tmp_path / "sdk.db"))
     hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
     prompt = UserPromptSubmitHookInput(session_id="s", transcript_path=str(tmp_path / "gone.jsonl"), cwd=str(repo),
@@ -306,3 +308,26 @@ async def test_a_session_with_an_event_running_is_not_ended_past_max_sessions(tm
     assert seen.count(("SessionEnd", "a")) == 1 and seen.count(("SessionEnd", "b")) == 1
     assert list(hooks._open) == []
     lam.close()
+
+
+async def test_a_failing_sdk_callback_is_kept_for_status_until_an_event_works(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The command hooks keep their last failure, which `lamar claude-code status` shows as "hooks failing
+    # since"; the SDK's callbacks only logged it, so a service whose every prompt failed looked healthy.
+    from lamar_claude_code.notice import status_line
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    store = str(tmp_path / "sdk.db")
+    lam = Lamar(store)
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
+    lam.close()  # every event now fails inside the engine
+    prompt = UserPromptSubmitHookInput(session_id="s", transcript_path="", cwd=str(repo),
+                                       hook_event_name="UserPromptSubmit", prompt="fix the build")
+    assert await hooks["UserPromptSubmit"][0].hooks[0](prompt, None, HookContext(signal=None)) == {}
+    failing = status_line(store)
+    assert failing is not None and failing.startswith("hooks failing since ") and "(UserPromptSubmit: " in failing
+    with Lamar(store) as again:
+        working = lamar_claude_code.hooks(again, state_dir=tmp_path / "state")
+        await working["UserPromptSubmit"][0].hooks[0](prompt, None, HookContext(signal=None))
+        assert status_line(store) is None  # the store works again: nothing to tell
+        await working.end()
