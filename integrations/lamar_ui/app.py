@@ -37,6 +37,7 @@ from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
 from lamar_ui.answered import Answers
 from lamar_ui.answers import forbidden, moving_on, no_page, store_failed
+from lamar_ui.bidi import lesson, said
 from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.sleep_review import SleepReview
@@ -211,7 +212,7 @@ class UI:
         except LamarError as exc:
             return self._missing(str(exc), answer=request.method == "POST")
         if request.method == "GET":
-            question = (f"{lever.capitalize()} this lesson? <q>{escape(exp.render())}</q> " + _LEVERS[lever])
+            question = (f"{lever.capitalize()} this lesson? <q>{lesson(exp)}</q> " + _LEVERS[lever])
             extra = _CONTEXTS_BOX if lever == "erase" else ""
             body = pages.confirm_page(f"{back}/{lever}", question, self.token, {"reason": f"{lever}d in lamar ui"},
                                       button=f"Yes, {lever}", back=back, extra=extra)
@@ -260,8 +261,8 @@ class UI:
                 if keep and (new.action != exp.action or scope != dict(exp.scope)):
                     raise ValueError("keeping the evidence is for a wording fix of the precondition or the "
                                      "rationale: a new action or scope restarts it")
-                question = (f"Store this as the lesson's next version? <q>{escape(new.render())}</q> scope "
-                            f"<code>{escape(values['scope'] or 'everywhere')}</code>. "
+                question = (f"Store this as the lesson's next version? <q>{lesson(new)}</q> scope "
+                            f"<code>{said(values['scope'] or 'everywhere')}</code>. "
                             + ("Its evidence is kept (a wording fix)." if keep else
                                "Its evidence restarts: the new text must earn its own verdict."))
                 body = pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
@@ -287,8 +288,8 @@ class UI:
                              provenance={"source": "manual", "via": "lamar ui"}, id=values["id"])
             if form.get("confirm") != "yes":
                 values["id"] = new_id("exp")  # the confirmation adds under this id, once
-                question = (f"Add this lesson? <q>{escape(normalized(exp).render())}</q> scope "
-                            f"<code>{escape(values['scope'] or 'everywhere')}</code>")
+                question = (f"Add this lesson? <q>{lesson(normalized(exp))}</q> scope "
+                            f"<code>{said(values['scope'] or 'everywhere')}</code>")
                 body = pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
                 return self._page("Add a lesson", body, "/add", answer=True)
             exp_id = await run_in_threadpool(self._add_once, exp)

@@ -23,6 +23,7 @@ from lamar.sleep.proposals import Proposal
 from lamar.store.base import Event
 from lamar.whatif import Estimate, WhatIfReport
 from lamar.whatif.report import HEADLINE
+from lamar_ui.bidi import lesson, said
 
 _NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/recall", "Try a context"), ("/whatif", "What if?"),
         ("/sleep", "Sleep"), ("/add", "Add a lesson"))
@@ -98,10 +99,11 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
     the table: `rows` are page `page` of the `total` lessons the filters match, `per_page` a page."""
     form = (
         '<form class="filters" method="get" action="/">'
-        f'<input name="q" aria-label="words" placeholder="words in the lesson" value="{escape(text)}">'
+        f'<input name="q" dir="auto" aria-label="words" placeholder="words in the lesson" value="{escape(text)}">'
         f'{_options("verdict", ("helps", "harms", "unknown"), verdict)}'
         f'{_options("status", ("active", "candidate", "retired"), status)}'
-        f'<input name="scope" aria-label="scope" placeholder="scope, e.g. language=swift" value="{escape(scope)}">'
+        f'<input name="scope" dir="auto" aria-label="scope" placeholder="scope, e.g. language=swift" '
+        f'value="{escape(scope)}">'
         '<button type="submit">Filter</button></form>'
     )
     if not rows and not (text or verdict or status or scope):  # a new store: not a filter that missed
@@ -116,8 +118,8 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
     for exp, ev in rows:
         table.append(
             f'<tr class="lesson {exp.status.value}" data-id="{escape(exp.id)}">'
-            f'<td class="text"><a href="/lessons/{quote(exp.id, safe="")}">{escape(shorten(exp.render(), 90))}</a>'
-            f'<br><code>{escape(exp.id)}</code> <span class="scope">{escape(scope_text(exp.scope))}</span></td>'
+            f'<td class="text"><a href="/lessons/{quote(exp.id, safe="")}">{lesson(exp, 90)}</a>'
+            f'<br><code>{escape(exp.id)}</code> <span class="scope">{said(scope_text(exp.scope))}</span></td>'
             f"<td>{_status(exp)}</td><td>{_verdict(ev)}</td>"
             f'<td class="num">{lift(ev.lift, ev.lower, ev.upper)}</td>'
             f"<td>{escape(shown_interval(ev.lower, ev.upper))}</td>"
@@ -169,13 +171,13 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         f"<tr><td><code>{escape(a.episode_id)}</code></td><td>{when(a.time)}</td>"
         f"<td>{escape(a.signal or ('pending' if a.reward is None else f'{a.reward:+.2f}'))}</td></tr>"
         for a in reversed(shown[-20:]))
-    audit = "".join(f"<li>{when(t)} UTC: {escape(what)}</li>" for t, what in trail)
-    provenance = "".join(f"<li>{escape(line)}</li>" for line in provenance_lines(exp.provenance))
+    audit = "".join(f"<li>{when(t)} UTC: {said(what)}</li>" for t, what in trail)
+    provenance = "".join(f"<li>{said(line)}</li>" for line in provenance_lines(exp.provenance))
     changes = "".join(f"<li>{escape(line)}</li>" for line in verdict_changes(points))
     return (
-        f'<p class="lesson-text" data-id="{escape(exp.id)}">{escape(exp.render())}</p>'
+        f'<p class="lesson-text" data-id="{escape(exp.id)}">{lesson(exp)}</p>'
         f"<dl><dt>id</dt><dd><code>{escape(exp.id)}</code></dd>"
-        f"<dt>scope</dt><dd>{escape(scope_text(exp.scope))}</dd><dt>status</dt><dd>{_status(exp)}</dd>"
+        f"<dt>scope</dt><dd>{said(scope_text(exp.scope))}</dd><dt>status</dt><dd>{_status(exp)}</dd>"
         f"<dt>verdict</dt><dd>{_verdict(ev)} ({escape(STANDINGS[standing(ev)][1])}): {escape(ev.summary())}; "
         f"in reported episodes {ev.injected} injected, {ev.held_out} held out; {plural(ev.restarts, 'restart')}; "
         f"the selection's own estimate {number(ev.estimate, 2)}</dd></dl>"
@@ -206,7 +208,7 @@ def confirm_page(action: str, question: str, token: str, fields: Mapping[str, st
 
 def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
     def field(name: str, label: str, hint: str) -> str:
-        return (f'<label>{label}<input name="{name}" value="{escape(values.get(name, ""))}" '
+        return (f'<label>{label}<input name="{name}" dir="auto" value="{escape(values.get(name, ""))}" '
                 f'placeholder="{escape(hint)}"></label>')
 
     return (
@@ -225,12 +227,12 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
 def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str = "") -> str:
     """The form for a lesson's next version, filled with `values` (the lesson's own at first)."""
     def field(name: str, label: str) -> str:
-        return f'<label>{label}<input name="{name}" value="{escape(values.get(name, ""))}"></label>'
+        return f'<label>{label}<input name="{name}" dir="auto" value="{escape(values.get(name, ""))}"></label>'
 
     checked = " checked" if values.get("keep") == "yes" else ""
     return (
         (f'<p class="error">{escape(error)}</p>' if error else "")
-        + f'<p class="lesson-text">{escape(exp.render())}</p>'
+        + f'<p class="lesson-text">{lesson(exp)}</p>'
         + f'<form class="add" method="post" action="/lessons/{quote(exp.id, safe="")}/edit">' + hidden_token(token)
         + f'<input type="hidden" name="version" value="{exp.version}">'  # the version this text replaces
         + field("precondition", "When") + field("action", "do") + field("rationale", "because")
@@ -248,9 +250,9 @@ def many_form(token: str, values: Mapping[str, str]) -> str:
     return (
         '<h2>Many lessons at once</h2><form class="many" method="post" action="/add/many">' + hidden_token(token)
         + '<label>One lesson per line: a Markdown bullet "- When X, do Y, because Z" or a JSON object '
-        '{"precondition": …, "action": …}<textarea name="lessons" rows="8">'
+        '{"precondition": …, "action": …}<textarea name="lessons" dir="auto" rows="8">'
         + escape(values.get("lessons", "")) + "</textarea></label>"
-        + '<label>Scope for all of them<input name="scope" value="' + escape(values.get("many_scope", ""))
+        + '<label>Scope for all of them<input name="scope" dir="auto" value="' + escape(values.get("many_scope", ""))
         + '" placeholder="project=trace"></label>'
         + '<button type="submit" name="confirm" value="">Review…</button></form>'
     )
@@ -266,7 +268,7 @@ def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Exper
         return (f' <strong class="added">added</strong> <code>{escape(exp_id)}</code>' if exp_id in added
                 else ' <strong class="error">not added</strong>')
 
-    items = "".join(f"<li>{escape(e.render())} <code>{escape(scope_text(e.scope))}</code>{mark(i)}</li>"
+    items = "".join(f"<li>{lesson(e)} <code>{said(scope_text(e.scope))}</code>{mark(i)}</li>"
                     for e, i in zip(lessons, ids))
     rest = len([i for i in ids if i not in added])
     question = (f"Add the {plural(rest, 'lesson')} not added?" if error
@@ -294,12 +296,12 @@ def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str,
                   else (outcome.get("signal") or f"{float(outcome['reward']):+.2f}"))
 
         def names(ids: Iterable[str]) -> str:
-            return "<br>".join(f'<a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 60))}</a>'
+            return "<br>".join(f'<a href="/lessons/{quote(i, safe="")}">{said(shorten(texts.get(i, i), 60))}</a>'
                                for i in ids) or "none"
 
         rows.append(
             f'<tr class="episode{" pending" if outcome is None else ""}"><td><code>{escape(data["id"])}</code>'
-            f"<br>{when(event.time)}</td><td class=\"text\">{escape(scope_text(data.get('context', {})))}</td>"
+            f"<br>{when(event.time)}</td><td class=\"text\">{said(scope_text(data.get('context', {})))}</td>"
             f'<td class="text">{names(data.get("injected", ()))}</td>'
             f'<td class="text">{names(data.get("held_out", ()))}</td><td>{escape(result)}</td></tr>')
     listed = len(episodes)
@@ -349,12 +351,12 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
         decision = decisions.get(p.id, "undecided")
         lessons = "".join(
             f'<tr><td class="text"><a href="/lessons/{quote(i, safe="")}">'
-            f'{escape(shorten(texts.get(i, i), 70))}</a></td>'
+            f'{said(shorten(texts.get(i, i), 70))}</a></td>'
             f'<td class="text">{_evidence_cell(p.evidence.get(i))}</td>'
             f'<td class="text">{_evidence_cell(now.get(i))}</td></tr>'
             for i in p.experience_ids)
         # What apply would do, from the fields apply acts on (lamar.sleep.kinds): one source of truth.
-        new = "".join(f"<p>{escape(line.strip())}</p>" for line in describe(p))
+        new = "".join(f"<p>{said(line.strip())}</p>" for line in describe(p))
         buttons = "".join(
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
@@ -364,7 +366,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
         cards.append(
             f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(printed_id(p.kind))} '
             f'<code>{escape(printed_id(p.id))}</code> <span class="decision">{decision}</span></h2>'
-            f"<p>{escape(printed_reason(p.reason))}</p>{new}<table><thead><tr><th>lesson</th>"
+            f"<p>{said(printed_reason(p.reason))}</p>{new}<table><thead><tr><th>lesson</th>"
             f"<th>evidence when proposed</th><th>evidence now</th></tr></thead><tbody>{lessons}</tbody></table>"
             f'<div class="buttons">{buttons}</div></section>')
     waiting = sum(1 for d in decisions.values() if d == "approved")
@@ -381,7 +383,7 @@ def preview_page(seen: Preview | None, context: str, error: str = "") -> str:
     each eligible lesson, wanted or not, its chance over the draws, the selection's estimate, its
     coin, its verdict and interval, then the prompt a recall would add. Nothing is logged."""
     form = ('<form class="filters" method="get" action="/recall">'
-            f'<input name="context" aria-label="context" size="60" value="{escape(context)}" '
+            f'<input name="context" dir="auto" aria-label="context" size="60" value="{escape(context)}" '
             'placeholder="context, e.g. project=trace language=swift task=build_fails">'
             '<button type="submit">Preview</button></form>')
     if seen is None:
@@ -392,7 +394,7 @@ def preview_page(seen: Preview | None, context: str, error: str = "") -> str:
                        "episode, no evidence.</p>")
     wanted = sum(row.wanted for row in seen.lessons)
     note = (f'<p class="message">Nothing was logged. {plural(len(seen.lessons), "eligible lesson")} for '
-            f"<code>{escape(scope_text(seen.context))}</code> (k={seen.k}); a recall would inject "
+            f"<code>{said(scope_text(seen.context))}</code> (k={seen.k}); a recall would inject "
             f"{plural(wanted, 'lesson')} unless a coin holds one out. Chance: the share of {seen.draws} draws "
             "that wanted the lesson; coin: the chance a wanted lesson is held out for the evidence.</p>")
     if not seen.lessons:
@@ -402,8 +404,8 @@ def preview_page(seen: Preview | None, context: str, error: str = "") -> str:
     for row in seen.lessons:
         rows.append(
             f'<tr class="{"wanted" if row.wanted else "not-wanted"}" data-id="{escape(row.id)}">'
-            f'<td class="text"><a href="/lessons/{quote(row.id, safe="")}">{escape(shorten(row.text, 90))}</a>'
-            f'<br><code>{escape(row.id)}</code> <span class="scope">{escape(scope_text(row.experience.scope))}'
+            f'<td class="text"><a href="/lessons/{quote(row.id, safe="")}">{lesson(row.experience, 90)}</a>'
+            f'<br><code>{escape(row.id)}</code> <span class="scope">{said(scope_text(row.experience.scope))}'
             f'</span></td><td>{"yes" if row.wanted else "no"}</td><td class="num">{row.chance:.0%}</td>'
             f'<td class="num">{"cold" if row.cold else escape(number(row.estimate, 2))}</td>'
             f'<td class="num">{row.holdout:.0%}</td><td>{escape(row.verdict.value)}</td>'
