@@ -12,8 +12,14 @@ from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 
 from lamar import Experience, InvalidArgument, Lamar, Scope, Signal
-from lamar_llamaindex import LamarMemoryBlock, areport_response, report_response, track_episodes
-from tests.integrations.llamaindex.test_llamaindex_agents import Script
+from lamar_llamaindex import (
+    LamarMemoryBlock,
+    areport_response,
+    create_lamar_tools,
+    report_response,
+    track_episodes,
+)
+from tests.integrations.llamaindex.test_llamaindex_agents import Script, call
 
 
 def handoff(to_agent: str) -> ChatMessage:
@@ -47,6 +53,26 @@ async def test_a_handoff_inside_a_turn_is_one_episode_and_its_own_message_does_n
     assert lam.stats()["episodes"] == 2 and second != first
     assert lam.episode(first).signal == "corrected"  # the next message reported the first turn
     assert [p.episode_id for p in lam.pending()] == [second]  # and not its own turn
+
+
+async def test_a_search_after_a_handoff_joins_the_turn_of_the_block() -> None:
+    # The search finds the agent's memory through the Context of the step it runs in; the agent taking
+    # over after a handoff runs its tools in steps of the same workflow, so its search is the turn's episode.
+    lam = Lamar(":memory:", k=1, seed=3, holdout=1e-9)
+    lam.add(Experience("a deploy times out", "raise the grace period", scope=Scope(project="shop")))
+    block = LamarMemoryBlock(lam, context={"project": "shop"})
+    memory = Memory.from_defaults(session_id="h1", memory_blocks=[block])
+    script = Script(handoff("fixer"), call("lamar_search_lessons", query="deploy timeout"), "Raised it.")
+    llm = MockFunctionCallingLLM(response_generator=script)
+    workflow = AgentWorkflow(root_agent="triage", agents=[
+        FunctionAgent(name="triage", description="sorts requests", llm=llm, can_handoff_to=["fixer"]),
+        FunctionAgent(name="fixer", description="fixes deploys", llm=llm, tools=create_lamar_tools(lam))])
+
+    with track_episodes() as log:
+        result = await workflow.run(user_msg="the deploy timed out", memory=memory)
+    searched = [c.tool_output.raw_output.metadata["episode_id"] for c in result.tool_calls
+                if c.tool_name == "lamar_search_lessons"]
+    assert searched == [block.episode_id("h1")] == log.ids and lam.stats()["episodes"] == 1
 
 
 @pytest.mark.parametrize(("insert_method", "reaches"), [("system", False), ("user", True)])
