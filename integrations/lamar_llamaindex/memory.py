@@ -91,8 +91,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     _turns: OrderedDict[str, _Turn] = PrivateAttr(default_factory=OrderedDict)
     # User turns `Memory` has moved out of a session's chat history (a token limit): a turn is
-    # counted over the whole session, or a flush would look like a new turn to the next read.
-    _flushed: OrderedDict[str, tuple[int, int]] = PrivateAttr(default_factory=OrderedDict)
+    # counted over the whole session, or a flush would look like a new turn to the next read. The last
+    # one's words too: a CodeActAgent's code result can open the history its turn's message has left.
+    _flushed: OrderedDict[str, tuple[int, int, str]] = PrivateAttr(default_factory=OrderedDict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     # Held from the look for the turn's episode to its recall: two reads of one turn at once
     # would otherwise both find none and log two episodes, one of them never reported.
@@ -120,8 +121,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if from_short_term_memory:  # counted even when the block declines short-term messages
             key = session_id or ""
             with self._lock:
-                turns, length = self._flushed.get(key, (0, 0))
-                self._flushed[key] = (turns + len(_user_turns(messages)), length + _length(messages))
+                turns, length, last = self._flushed.get(key, (0, 0, ""))
+                users = _user_turns(messages)
+                self._flushed[key] = (turns + len(users), length + _length(messages),
+                                      str(users[-1].content or "") if users else last)
                 self._flushed.move_to_end(key)
                 while len(self._flushed) > _SESSIONS_KEPT:
                     self._flushed.popitem(last=False)
@@ -146,10 +149,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     def _recall_turn(self, messages: list[ChatMessage], session_id: str | None,
                      recall: Callable[[], Recall | None] | None) -> Recall | None:
         users = _user_turns(messages)
-        last = (users[-1].content or "") if users else ""
         key = session_id or ""
         with self._lock:
-            flushed_turns, flushed_length = self._flushed.get(key, (0, 0))
+            flushed_turns, flushed_length, flushed_last = self._flushed.get(key, (0, 0, ""))
+            last = (users[-1].content or "") if users else flushed_last
             count = flushed_turns + len(users)
             marker = f"{count}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
             length = flushed_length + _length(messages)
@@ -291,9 +294,11 @@ def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
 
 
 def _code_result(messages: list[ChatMessage], i: int) -> bool:
-    """Whether message i is what a `CodeActAgent` writes after running the code of the answer before it."""
-    return (i > 0 and str(messages[i].content or "").startswith(_CODE_RESULT)
-            and messages[i - 1].role == MessageRole.ASSISTANT and "<execute>" in str(messages[i - 1].content or ""))
+    """Whether message i is what a `CodeActAgent` writes after running the code of the answer before it.
+    First in view, its answer may be gone: `Memory` under a token limit moves old messages out until
+    the history opens with a user-role message, and a code result is one."""
+    return str(messages[i].content or "").startswith(_CODE_RESULT) and (i == 0 or (
+        messages[i - 1].role == MessageRole.ASSISTANT and "<execute>" in str(messages[i - 1].content or "")))
 
 
 def _input_again(messages: list[ChatMessage], i: int) -> bool:

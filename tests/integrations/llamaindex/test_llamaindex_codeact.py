@@ -148,3 +148,30 @@ async def test_with_a_workflows_package_older_than_get_step_context_an_agents_se
     assert tool_call.tool_output.raw_output.metadata["episode_id"] == block.episode_id("o1")
     assert lam.episode(block.episode_id("o1") or "").injected == [build]
     assert lam.stats()["episodes"] == 1 and search.call(query="by hand").raw_output.metadata["experience_ids"]
+
+
+async def test_a_code_result_that_opens_the_history_after_a_flush_is_no_user_turn() -> None:
+    # Under a token limit Memory moves old messages out until the history opens with a user-role message,
+    # which can be a code result: its code's answer gone, the block took it for a user turn, and every
+    # turn logged a second episode, never reported.
+    from llama_index.core.storage.chat_store.base_db import MessageStatus
+
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"},
+                             outcome=lambda m: Signal.CORRECTED if "still" in str(m.content) else None)
+    memory = Memory.from_defaults(session_id="f1", memory_blocks=[block], insert_method="user",
+                                  token_limit=200, token_flush_size=50)
+    script = Script(*["<execute>found = 6 * 7</execute>", "Tried it."] * 3)
+
+    def execute(code: str) -> str:
+        return "build log line\n" * 60  # a long output: it fills the history past the limit
+
+    agent = CodeActAgent(code_execute_fn=execute, tools=[], llm=script.llm())
+    episodes = []
+    for message in ("the build fails", "it still fails", "it still fails again"):
+        await agent.run(user_msg=message, memory=memory)
+        episodes.append(block.episode_id("f1"))
+    active = await memory.aget_all(status=MessageStatus.ACTIVE)
+    assert str(active[0].content).startswith("Result of executing")  # the case: the history opens with one
+    assert lam.stats()["episodes"] == 3 and len(set(episodes)) == 3
+    assert [lam.episode(e or "").signal for e in episodes[:2]] == [Signal.CORRECTED] * 2
