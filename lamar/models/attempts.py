@@ -6,6 +6,7 @@ from __future__ import annotations
 import email.utils
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -186,7 +187,7 @@ def _retry_wait(exc: BaseException, sdk: ModuleType, client: Any, attempt: int) 
         # A 401 on a client with refreshing credentials (an Anthropic profile): the SDK has dropped
         # the rejected token, and one more attempt sends its replacement.
         refresh = status == 401 and attempt == 0 and getattr(client, "custom_auth", None) is not None
-        if not (status in (408, 409, 429) or status >= 500 or refresh):
+        if not (status in (408, 409, 429) or status >= 500 or refresh) or out_of_credit(status, exc.body):
             return None
     if asked is not None and asked > 0:
         return asked
@@ -224,5 +225,23 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-__all__ = ["LONGEST_RETRY_AFTER", "Deadline", "cut_to_deadline", "deadline", "end_reads_at_deadline", "server_wait",
-           "time_left", "wait_for", "with_retries"]
+# What the APIs say for an account out of credit or quota: OpenAI's 429 "insufficient_quota" (a rate
+# limit's status, but no wait lifts it), Anthropic's "billing_error" and its 400 "credit balance is too low".
+_BILLING_CODES = frozenset({"insufficient_quota", "billing_error", "billing_not_active", "billing_hard_limit_reached"})
+_BILLING_WORDS = re.compile(r"credit balance is too low", re.IGNORECASE)
+
+
+def out_of_credit(status: int, body: object) -> bool:
+    """Whether a failed response (its status, and its JSON `body` as the SDK keeps it) says the account
+    is out of credit or quota: no retry helps, however soon or late."""
+    if status == 402:  # Payment Required
+        return True
+    error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else body
+    if not isinstance(error, dict):
+        return False
+    return (bool({str(error.get("type")), str(error.get("code"))} & _BILLING_CODES)
+            or bool(_BILLING_WORDS.search(str(error.get("message", "")))))
+
+
+__all__ = ["LONGEST_RETRY_AFTER", "Deadline", "cut_to_deadline", "deadline", "end_reads_at_deadline", "out_of_credit",
+           "server_wait", "time_left", "wait_for", "with_retries"]

@@ -7,9 +7,10 @@ from types import ModuleType
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import server_wait
+from lamar.models.attempts import out_of_credit, server_wait
 from lamar.models.protocol import (
     api_wrote,
+    clipped,
     connection_failure,
     redirect_base,
     redirected_to,
@@ -25,6 +26,12 @@ def sdk_failure(provider: str, model: str, client: Any, sdk: ModuleType, error: 
     a status or a connection failure said the way every adapter says them), else a ValueError of a
     success status whose body is not JSON. `credentials` says what a refused key asks for."""
     if isinstance(exc, sdk.APIStatusError):
+        if out_of_credit(exc.status_code, exc.body):
+            return ModelError(
+                f"{provider} refused the request for model {model!r}: the account is out of credit or quota "
+                f"(HTTP {exc.status_code}: {clipped(exc.message, 300)}); nothing was changed: waiting or a smaller "
+                f"prompt does not help: check the plan and billing of the key's account (or use another account's "
+                f"key: {credentials}), then run sleep again")
         return status_failure(provider, model, exc.status_code, exc.message, credentials=credentials,
                               missing_path="" if api_wrote(exc.body) else str(exc.request.url),
                               moved_to=redirected_to(exc.response),
