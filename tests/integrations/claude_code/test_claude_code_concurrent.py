@@ -16,7 +16,7 @@ import pytest
 
 from lamar import Lamar
 from lamar.store import open_store
-from lamar_claude_code.settings import FAIL_OPEN, hook_command
+from lamar_claude_code.settings import hook_command, invocation
 
 from .conftest import Hook, payload, project_config
 
@@ -40,7 +40,7 @@ def _tracked(hook: Hook) -> dict[str, dict[str, object]]:
 @pytest.mark.parametrize("command", ["installed", "in-process"])
 def test_eight_hooks_over_budget_store_each_episode_tracked_or_not_at_all(hook: Hook, repo: Path,
                                                                           command: str) -> None:
-    argv = (shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)) if command == "installed"
+    argv = (shlex.split(invocation(hook_command(str(hook.store)))) if command == "installed"
             else [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(hook.store)])
     project_config(repo, "[hook]\nbudget_seconds = 0.3\n", hook.env["HOME"])
 

@@ -16,14 +16,14 @@ from pathlib import Path
 from lamar import Experience, Lamar, Scope
 from lamar_claude_code import daemon
 from lamar_claude_code.quick import socket_path
-from lamar_claude_code.settings import FAIL_OPEN, hook_command
+from lamar_claude_code.settings import hook_command, invocation
 
 from .conftest import Hook, payload
 
 
 def _prompt(hook: Hook, repo: Path, text: str) -> subprocess.CompletedProcess[bytes]:
     event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt=text)).encode()
-    return subprocess.run(shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)), input=event, env=hook.env,
+    return subprocess.run(shlex.split(invocation(hook_command(str(hook.store)))), input=event, env=hook.env,
                           capture_output=True, timeout=60, check=False)
 
 
@@ -98,12 +98,12 @@ def test_a_transcript_that_never_ends_costs_the_daemon_nothing(hook: Hook, repo:
     for transcript in (str(fifo), "/dev/zero"):
         end = payload("SessionEnd", "s1", repo, reason="exit")
         end["transcript_path"] = transcript
-        done = subprocess.run(shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)),
+        done = subprocess.run(shlex.split(invocation(hook_command(str(hook.store)))),
                               input=json.dumps(end).encode(), env=hook.env, capture_output=True, timeout=60,
                               check=False)
         assert (done.returncode, done.stdout) == (0, b"")
     later = json.dumps(payload("UserPromptSubmit", "s2", repo, prompt="the tests fail again")).encode()
-    done = subprocess.run(shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)), input=later, env=hook.env,
+    done = subprocess.run(shlex.split(invocation(hook_command(str(hook.store)))), input=later, env=hook.env,
                           capture_output=True, timeout=60, check=False)
     assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].startswith("<lamar-lessons>")
     log = hook.log_file.read_text()
@@ -119,7 +119,7 @@ def test_a_closed_stdin_or_stdout_ends_the_hook_quietly(hook: Hook, repo: Path) 
     assert _served(path)  # the answer now comes from the daemon, written by quick.py itself
     event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail again")).encode()
     cli = shlex.join([sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(hook.store)])
-    for command in (hook_command(str(hook.store)).removesuffix(FAIL_OPEN), cli):
+    for command in (invocation(hook_command(str(hook.store))), cli):
         read, write = os.pipe()
         process = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=write, stderr=subprocess.PIPE,
                                    env=hook.env)

@@ -133,14 +133,14 @@ def test_status_names_a_hook_whose_python_lacks_lamar(repo: Path, env: dict[str,
 
 def test_status_names_an_installed_hook_that_would_block_once_quick_py_is_gone(repo: Path, env: dict[str, str],
                                                                                tmp_path: Path) -> None:
-    from lamar_claude_code.settings import FAIL_OPEN
+    from lamar_claude_code.settings import invocation
 
     store = tmp_path / "lessons.db"
     assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
     settings = repo / ".claude" / "settings.local.json"
     data = json.loads(settings.read_text())
     entry = data["hooks"]["Stop"][-1]["hooks"][0]
-    entry["command"] = entry["command"].removesuffix(FAIL_OPEN)  # as installs of earlier releases wrote it
+    entry["command"] = invocation(entry["command"])  # as installs of earlier releases wrote it
     settings.write_text(json.dumps(data))
     lines = _lamar(env, repo, "status", "--store", str(store)).stdout.splitlines()
     stop = next(i for i, line in enumerate(lines) if line.strip().startswith("Stop:"))
