@@ -12,7 +12,7 @@ from lamar_mcp.refusals import shown
 
 def rules_folder(cwd: str, folder: Any) -> Path:
     """The folder to read for `folder` (None: the server's folder `cwd`), refused with what to pass
-    when it is outside `cwd`, is not a folder, or is the file system's root.
+    when it is outside `cwd`, is not a folder, or is the file system's root or the home folder outside git.
 
     A client cannot make the server read files elsewhere on its machine; in the root (where a desktop
     app may start the server) the folder to read is named by the model, as the project's own path.
@@ -34,6 +34,12 @@ def rules_folder(cwd: str, folder: Any) -> Path:
     if where == Path(where.anchor):  # every file of the machine is below it, and no project's rules are its own
         raise ToolError(f"this server runs in {where}, the file system's root, not in a project (a desktop app "
                         "may start it there): pass as folder the project's full path, or tell the user to start "
+                        "lamar mcp in the project's folder")
+    from lamar.projects import project_of
+
+    if project_of(where) is None:  # the home folder outside git: recall names no project there to scope rules to
+        raise ToolError(f"this server runs in {where}, your home folder, not in a project (a desktop app may start "
+                        "it there): pass as folder the project's folder, relative to it, or tell the user to start "
                         "lamar mcp in the project's folder")
     return where
 

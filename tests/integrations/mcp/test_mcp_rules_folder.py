@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from lamar_mcp.launch import stdio_session
 from tests.integrations.mcp.conftest import events
 
@@ -73,3 +75,23 @@ async def test_it_names_the_files_claude_code_reads_itself(store: Path, tmp_path
         assert not shown.is_error, shown.content[0].text
         assert shown.structured_content["files"] == ["CLAUDE.md", "AGENTS.md"]
         assert shown.structured_content["claude_reads"] == ["CLAUDE.md"]
+
+
+async def test_in_the_home_folder_it_asks_for_the_projects_folder(store: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # Recall names no project in the home folder outside git: the rules read there were scoped to a project named
+    # after the user, which no recall there would match (or refused with advice for the command line).
+    home = tmp_path / "home"
+    (home / "shop").mkdir(parents=True)
+    (home / "CLAUDE.md").write_text(RULE)
+    (home / "shop" / "CLAUDE.md").write_text(RULE)
+    monkeypatch.setenv("HOME", str(home))
+    before = events(store)
+    async with stdio_session(store, cwd=home) as session:
+        refused = await session.call_tool("import_rules", {})
+        said = refused.content[0].text
+        assert refused.is_error and "your home folder" in said and "pass as folder the project's folder" in said, said
+        assert "--project" not in said and events(store) == before
+        shown = await session.call_tool("import_rules", {"folder": "shop"})
+        assert not shown.is_error, shown.content[0].text
+        assert shown.structured_content["project"] == "shop" and len(shown.structured_content["lessons"]) == 1
