@@ -56,7 +56,8 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
 
     Raises:
         InvalidArgument: the file has a begin marker without an end marker, is not UTF-8 text, is
-            marked read-only by its mode, or is a link out of the project (nothing is written).
+            marked read-only by its mode, or is a link out of the project, or no `project` is given for a
+            file in the file system's root or the home folder outside git, which name none (nothing is written).
         OSError: the file or its folder could not be written; the message names it and what to do,
             and the file is left as it was.
     """

@@ -111,8 +111,9 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         The plan; `lessons` were stored when `applied`.
 
     Raises:
-        InvalidArgument: no rules file in the folder, a named file is missing or unreadable, or no
-            file is UTF-8 text.
+        InvalidArgument: no rules file in the folder, a named file is missing or unreadable, no
+            file is UTF-8 text, or no `project` is given for the file system's root or the home folder
+            outside git, which name none (`lamar.projects.project_of`).
         ModelError: the model call failed.
     """
     from lamar._errors import InvalidArgument
