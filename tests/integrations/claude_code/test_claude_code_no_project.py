@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lamar import InvalidArgument, Lamar
-from lamar.rules import import_rules
+from lamar.rules import export_rules, import_rules
 
 from .conftest import Hook, payload
 
@@ -44,4 +44,8 @@ def test_rules_imported_in_the_home_folder_name_their_project(env: dict[str, str
         with pytest.raises(InvalidArgument, match=r"your home folder, outside any git repository.*--project NAME"):
             import_rules(lam, home)
         plan = import_rules(lam, home, project="dotfiles")
+        before = (home / "CLAUDE.md").read_bytes()
+        with pytest.raises(InvalidArgument, match=r"your home folder, outside any git repository"):
+            export_rules(lam, home / "CLAUDE.md")
+        assert (home / "CLAUDE.md").read_bytes() == before
     assert plan.project == "dotfiles" and [dict(e.scope) for e in plan.lessons] == [{"project": "dotfiles"}]
