@@ -39,8 +39,9 @@ def neutralize(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _fenced_line(rendered: str) -> str | None:
-    """The lesson's line for the prompt (cut to MAX_LESSON_CHARS), or None when it would show a credential.
+def prompt_line(rendered: str) -> str | None:
+    """The lesson's line for the prompt (cut to MAX_LESSON_CHARS), or None when it would show a credential:
+    the rule for every text of a stored lesson that reaches a model (the fence here, a retriever's documents).
 
     Cached: the same few lessons are rendered turn after turn, and scrubbing costs about half
     a millisecond a line.
@@ -60,7 +61,7 @@ def render_prompt(experiences: list[Experience]) -> str:
         return ""
     # Re-checked on the way out: a lesson stored before the gate at add/import (or by hand in
     # the file) that would render a credential is left out, whatever the store holds.
-    shown = [line for line in (_fenced_line(e.render()) for e in experiences) if line is not None]
+    shown = [line for line in (prompt_line(e.render()) for e in experiences) if line is not None]
     if not shown:
         return ""
     # Structural, whatever the text: every lesson is one line of its own, opened by its number and

@@ -4,6 +4,7 @@ re-selecting what another retriever found)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
@@ -33,7 +34,7 @@ from lamar import (
 from lamar.arguments import slots as checked_slots
 from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
-from lamar.recall import neutralize
+from lamar.recall import neutralize, prompt_line
 from lamar.safety.lessons import lesson_refusal
 from lamar_langchain.conventions import (
     EPISODE_ID,
@@ -262,26 +263,28 @@ class LamarRetriever(BaseRetriever):
         return True
 
     def _documents(self, rec: Recall, pool: _Pool | None, slots: int) -> list[Document]:
-        docs = []
-        for rank, exp in enumerate(rec.experiences):
+        docs: list[Document] = []
+        for exp in rec.experiences:
             # A chain pastes page_content into its prompt with no fence around it: the text is neutralized
-            # as inside as_prompt()'s fence, so a lesson cannot pose as a turn, a template token or the fence.
-            text = neutralize(exp.render())
+            # as inside as_prompt()'s fence, so a lesson cannot pose as a turn, a template token or the fence;
+            # and one stored before the checks at add is cut, or left out, as that fence cuts or leaves it out.
+            text, fields = prompt_line(exp.render()), _fields(exp) if pool is None else {}
+            if text is None or fields is None:  # wrapping, the scope is in no document: only the text counts
+                log.warning("Lamar left lesson %s out of the documents: its text holds what looks like a "
+                            "credential (stored before add checked for them); erase it with lamar erase", exp.id)
+                continue
             lesson = {
                 EXPERIENCE_ID: exp.id,
                 EPISODE_ID: rec.episode_id,
                 "verdict": self.lamar.evidence(exp.id).verdict.value,
                 "lesson": text,
-                "rank": rank,
+                "rank": len(docs),
             }
             if pool is None:
                 # A document prompt may render any metadata key ("{action}"): the lesson's own text is quoted
                 # there as in page_content; programs read the stored text with lamar.get(experience_id).
                 docs.append(Document(page_content=text, id=exp.id, metadata={
-                    **lesson, "precondition": neutralize(exp.precondition), "action": neutralize(exp.action),
-                    "rationale": neutralize(exp.rationale),
-                    "scope": {neutralize(k): neutralize(v) for k, v in exp.scope.items()},
-                    "status": exp.status.value}))
+                    **lesson, **fields, "status": exp.status.value}))
             else:
                 base = pool.by_id[exp.id]
                 docs.append(base.model_copy(update={"metadata": {
@@ -289,6 +292,21 @@ class LamarRetriever(BaseRetriever):
         if pool is not None:  # plain documents fill what the lessons left, the holdout's slots included
             docs += pool.passthrough[:max(0, slots - len(docs))]
         return docs
+
+
+def _fields(exp: Experience) -> dict[str, Any] | None:
+    """The lesson's fields and scope as its document's metadata gives them: each as the prompt's line is
+    (`prompt_line`: quoted, cut to its length); None when one would show a credential."""
+    shown = {name: _field(getattr(exp, name)) for name in ("precondition", "action", "rationale")}
+    scope = {_field(k): _field(v) for k, v in exp.scope.items()}
+    if None in shown.values() or None in scope or None in scope.values():
+        return None
+    return {**shown, "scope": scope}
+
+
+@functools.lru_cache(maxsize=4096)
+def _field(text: str) -> str | None:
+    return prompt_line(text) if text else ""  # cached: the same lessons come back call after call
 
 
 def _stable_id(text: str) -> str:
