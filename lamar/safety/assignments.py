@@ -176,10 +176,10 @@ def _names_a_secret(value: str) -> bool:
 
 # Commands whose short flags carry a password, quoted or bare: docker login -p X, redis-cli -a X, curl -u user:X.
 COMMAND_PASSWORD = re.compile(
-    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
+    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p(?:[ \t]+|=)"""
     r"""|redis-cli\b[^\n;|&]{0,200}?\s-a[ \t]+|sshpass[ \t]+-p[ \t]*"""
     r"""|mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p(?=[^\s-])"""
-    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:)"""
+    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+[^\s:"']{1,100}:)"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 # More of them, in a rule of their own so that each rule's words stay few enough to be searched
@@ -209,10 +209,11 @@ def command_is_harmless(match: re.Match[str]) -> bool:
 
 
 # A password written as a literal in code: requests' and httpx's auth=("user", "secret"),
-# HTTPBasicAuth("user", "secret"), .NET's NetworkCredential("user", "secret"); PowerShell's
-# ConvertTo-SecureString '<password>' -AsPlainText.
+# HTTPBasicAuth("user", "secret"), .NET's NetworkCredential("user", "secret"), a client's login("user",
+# "secret") (smtplib, imaplib, atproto); PowerShell's ConvertTo-SecureString '<password>' -AsPlainText.
 AUTH_OBJECT = re.compile(
-    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth|NetworkCredential)\(\s*"""
+    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth|NetworkCredential|\.(?:login|log_in|sign_in|authenticate))"""
+    r"""\(\s*"""
     r"""(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
 )

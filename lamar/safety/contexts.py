@@ -3,6 +3,7 @@ a device API's path, an environment name. `CONTEXT_RULES` holds (kind, pattern, 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -71,6 +72,34 @@ KEYED_PATH = re.compile(
     r"|hooks\.zapier\.com/hooks/catch/\d{1,12}/|logs-\d{2}\.loggly\.com/(?:inputs|bulk)/"
     r"|[\w-]{1,60}\.g\.alchemy\.com/v2/|[\w-]{1,60}\.infura\.io/(?:ws/)?v3/)(?P<secret>[\w-]{5,100})"
 )
+# A user and password in quotes after curl's -u, where the password may hold spaces (a WordPress application
+# password is six groups of four): read to the closing quote. Unquoted, it is COMMAND_PASSWORD's.
+QUOTED_USER_PASSWORD = re.compile(
+    r"""\b(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)(?:[ \t]+|=)(?P<q>["'])[^\s:"']{1,100}:"""
+    r"""(?P<secret>[^"'\n]{1,200})(?P=q)"""
+)
+# An Ably API key, <app id>.<key id>:<secret>, where its line names Ably (ABLY_KEY=, new Ably.Realtime(...)):
+# without a literal of its own its shape would be looked for in every text.
+ABLY_KEY = re.compile(
+    r"(?i:ably)[^\n]{0,80}?(?<![\w.-])(?P<secret>[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{6}:"
+    r"(?=[\w-]{0,42}[0-9])(?=[\w-]{0,42}[A-Z])(?=[\w-]{0,42}[a-z])[A-Za-z0-9_-]{43})(?![\w-])"
+)
+# A bare "key" names no credential (a map's key, a cache key), but its value does when it is long and mixes
+# letters and digits as a random key does: Zulip's zuliprc "key=", Kaggle's kaggle.json "key".
+# Unquoted it counts only where a line starts with it, as a config file writes it: "Cache key: ..." is prose.
+BARE_KEY = re.compile(
+    r"""(?:(?m:^)[ \t]*key|(?<![\w.-])(?P<q>["'])key(?P=q))[ \t]*[:=][ \t]*["']?"""
+    r"""(?P<secret>(?=[A-Za-z0-9]{0,99}\d)(?=[A-Za-z0-9]{0,99}[A-Za-z])[A-Za-z0-9]{24,100})(?![\w.@/:+-])"""
+)
+# A name/value pair's name ({"key": "X", "value": ...}) is the other rule's; a run of few letter-digit changes
+# is an identifier (user_session_12345_cache); random hex or base62 changes at one neighbour in two.
+_PAIRED = re.compile(r"""["']?\s*,\s*["']?value["']?\s*[:=]""")
+
+
+def _bare_key_is_harmless(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    changes = sum(a.isdigit() != b.isdigit() for a, b in itertools.pairwise(value))
+    return changes < len(value) // 4 or is_placeholder(value) or _PAIRED.match(match.string, match.end()) is not None
 
 
 def _named(match: re.Match[str]) -> bool:
@@ -95,6 +124,9 @@ CONTEXT_RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]
     ("private-key", KEYPAIR_BYTES, None),
     ("secret", LOGIN_KEY, _named),
     ("url-token", KEYED_PATH, _named),
+    ("password", QUOTED_USER_PASSWORD, command_is_harmless),
+    ("secret", BARE_KEY, _bare_key_is_harmless),
+    ("ably-api-key", ABLY_KEY, None),
 )
 
 __all__ = ["CONTEXT_RULES"]

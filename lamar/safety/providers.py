@@ -123,6 +123,19 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("nostr-private-key", r"nsec1[02-9ac-hj-np-z]{58}"),
     ("mollie-api-key", (r"(?:live|test)_(?=[A-Za-z0-9]{0,29}[0-9])(?=[A-Za-z0-9]{0,29}[A-Z])"
                         r"(?!(?>[A-Z]?[a-z]{2,}|[A-Z]{1,2}(?![a-z])|[0-9]+)++(?![A-Za-z0-9]))[A-Za-z0-9]{30}")),
+    # Formats their vendors document (ClickUp's personal tokens, Mandrill, Appwrite,
+    # Convex's deploy keys, Exoscale, Unkey's root keys, Scrapfly, Honeybadger's personal tokens): each too
+    # short, hex or punctuated for the rule for random runs. Where the body is bare letters and digits after a
+    # short prefix, it must mix them as a random key does, so a name ("md-button-primary") is none.
+    ("clickup-token", r"pk_\d{6,10}_[A-Z0-9]{32}"),
+    ("mandrill-api-key", (r"md-(?=[A-Za-z0-9_-]{0,21}[0-9])(?=[A-Za-z0-9_-]{0,21}[A-Z])(?=[A-Za-z0-9_-]{0,21}[a-z])"
+                          r"[A-Za-z0-9_-]{22}")),
+    ("appwrite-api-key", r"standard_[a-f0-9]{256}"),
+    ("convex-deploy-key", r"(?:prod|dev|preview|project):[a-z0-9-]{3,64}\|[A-Za-z0-9_=+/-]{40,}"),
+    ("exoscale-api-key", r"EXO[a-f0-9]{24}"),
+    ("unkey-root-key", r"unkey_(?=[A-Za-z0-9]{0,99}[0-9])(?=[A-Za-z0-9]{0,99}[A-Za-z])[A-Za-z0-9]{16,100}"),
+    ("scrapfly-api-key", r"scp-(?:live|test)-[a-f0-9]{32}"),
+    ("honeybadger-token", r"hbp_[A-Za-z0-9]{30}"),
     # Last: vendors name a key <vendor>_live_<key> as Stripe does (Fleetbase's flb_live_, Pagar.me's
     # ak_live_); a Stripe key, or a publishable one (pk_, pub_), is not this rule's.
     # A body that reads as words (a test's name: integration_test_Handles500Errors) is an identifier:

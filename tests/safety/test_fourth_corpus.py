@@ -92,10 +92,10 @@ def test_figures() -> None:
           f"{len(BREAKOUTS) - len(unfenced)} of {len(BREAKOUTS)} break-outs, {len(changed)} of {len(ORDINARY)} "
           f"ordinary lines changed, {len(marked)} marked, {len(named)} named")
     assert len(SECRETS) >= 80 and len(BREAKOUTS) >= 40 and len(ORDINARY) >= 300
-    # Left, each for its reason in docs/guarantees.md: a bare "key=" names no credential; a heading made one line
-    # is no heading and the screen names it; an instruction in words is the screen's, not the fence's; weak real
-    # passwords are redacted by design; a role word before a colon in prose, in a scope and in a message's code.
-    assert missed == ["zulip"]
+    # Left, each for its reason in docs/guarantees.md: a heading made one line is no heading and the screen names
+    # it; an instruction in words is the screen's, not the fence's; weak real passwords are redacted by design; a
+    # role word before a colon in prose, in a scope and in a message's code.
+    assert missed == []
     assert unfenced == ["markdown-fence", "ignore-previous"]
     assert changed == ["SECRET_KEY=changeme", "In tests set API_KEY=test and mock the client."]
     assert len(marked) == 4 and named == ["[user]"]

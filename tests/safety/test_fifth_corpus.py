@@ -1,0 +1,74 @@
+"""What the fifth held-out corpus (tests/safety/fifth_formats.py) found, kept: each case failed on the rules before.
+
+Run with `-s` to print the corpus's figures; `python tools/fifth_corpus.py` prints every miss.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lamar.safety import injection_reason, prompt_safe, scrub
+from tests.safety.fifth_formats import BREAKOUTS, ORDINARY, SECRETS
+from tests.tools import load_tool
+
+_CONVEX = "prod:clever-heron-481|eyJ2MiI6ImQ0ZTZmYjE3OWIxZjQ4ZmQ5YjA2NjRmNTc1ZDYwNzQ1In0="
+_APPWRITE = "standard_" + "3f9a0c7e" * 32
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("docker login -u='acme+deploy' -p='W2KQ9XZ7M4PL1RT8' quay.io", "W2KQ9XZ7M4PL1RT8"),
+    ("curl --user 'editor:Qm4x T8vb 2Lpz 9Kcw Hy3d 7Rne' https://blog.example.org/wp-json", "T8vb 2Lpz"),
+    ("curl -u \"admin:s3cr3t pass phrase\" https://ci.example.org", "pass phrase"),
+    ("client.login('bob.bsky.social', 'k2xm-7pq4-zt9a-3wbn')", "k2xm-7pq4-zt9a-3wbn"),
+    ("server.login(\"ops@example.org\", \"Tr0ub4dor-and-3\")", "Tr0ub4dor-and-3"),
+    ("key=7dQw2LxZp9Rk4Vn8Tb3Hm6Yc1Fs5Ga0J", "7dQw2LxZp9Rk4Vn8Tb3Hm6Yc1Fs5Ga0J"),
+    ('{"username": "bob", "key": "5e2a9c4f1b7d3e8a6c0f2d4b9e1a7c3f"}', "5e2a9c4f1b7d3e8a6c0f2d4b9e1a7c3f"),
+    ("Authorization: pk_90817263_HZQWMRNBTKLXVPJDSYCFAGE2U7O4I5N3", "HZQWMRNBTKLXVPJDSYCFAGE2U7O4I5N3"),
+    # The key is one string: its app and key id go with its secret.
+    ("new Ably.Rest('xVLyHw.Ab3dEf:Kq9Zx2Lm7Rt4Vb8Nc1Hy6Js3Wd5Fp0Gk2Mq9Xz4Lt7R')", "xVLyHw.Ab3dEf"),
+    ("mandrill.Mandrill('md-Zk4Qp9Lx2Vr7Tb3Nm8Hc1Y')", "md-Zk4Qp9Lx2Vr7Tb3Nm8Hc1Y"),
+    (f".setKey('{_APPWRITE}')", _APPWRITE),
+    (f"CONVEX_DEPLOY_KEY={_CONVEX}", _CONVEX.split("|")[1]),
+    ("exo config add --key EXO3f9a0c7e1b2d4f6a8c0e2b4d", "EXO3f9a0c7e1b2d4f6a8c0e2b4d"),
+    ("UNKEY_ROOT_KEY=unkey_3ZpK9xLq2Vt7Rb4Nm8Hc1Y", "unkey_3ZpK9xLq2Vt7Rb4Nm8Hc1Y"),
+    ("ScrapflyClient(key='scp-test-0f1e2d3c4b5a69788796a5b4c3d2e1f0')", "scp-test-0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+    ("curl -u hbp_Qm4xT8vb2LpzK9cwHy3d7RneZ5aB1s: https://app.honeybadger.io/v2", "hbp_Qm4xT8vb2LpzK9cwHy3d7RneZ5aB1s"),
+])
+def test_a_format_the_fifth_corpus_found_is_redacted(text: str, secret: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert secret not in cleaned and kinds, cleaned
+
+
+@pytest.mark.parametrize("text", [
+    "Cache key: build-7f3a9c1e-linux-x64; ?key=short",
+    "key: user_session_12345_cache_entry_v2",
+    "key=0123456789abcdefghijklmnop",  # a run with one change between digits and letters names a range
+    '{"key": "FEATURE_FLAG_2024_ROLLOUT", "value": true}',
+    "The cache key is a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6 for this build.",
+    '<button class="md-button-primary-large">',
+    "pk_live is the publishable prefix; pk_12345_short is too short",
+    "prod:release-notes|see the changelog",
+    "client.login(username, password)",
+    "curl -u \"$USER:$TOKEN\" https://api.example.org",
+    "EXOTIC_FEATURE_ENABLED=true",
+])
+def test_a_line_the_fifth_corpus_keeps_stays(text: str) -> None:
+    assert scrub(text) == (text, [])
+
+
+def test_figures() -> None:
+    tool = load_tool("fifth_corpus")
+    missed = [case.name for case in SECRETS if not tool.secret_caught(case)[0]]
+    unfenced = [look.kind for look in BREAKOUTS if not tool.fenced(look)[0]]
+    changed = [line for line in ORDINARY if scrub(line)[0] != line]
+    marked = [line for line in ORDINARY if prompt_safe(line).count("(quoted)") > line.count("(quoted)")]
+    named = [line for line in ORDINARY if injection_reason(line) is not None]
+    print(f"\nfifth corpus: {len(SECRETS) - len(missed)} of {len(SECRETS)} secret formats, "
+          f"{len(BREAKOUTS) - len(unfenced)} of {len(BREAKOUTS)} break-outs, {len(changed)} of {len(ORDINARY)} "
+          f"ordinary lines changed, {len(marked)} marked, {len(named)} named")
+    assert len(SECRETS) >= 100 and len(BREAKOUTS) >= 60 and len(ORDINARY) >= 250
+    # Left: a lone line of a certificate's base64 cannot be told from one of a private key's.
+    assert missed == []
+    assert len(unfenced) == 7
+    assert changed == [line for line in ORDINARY if line.startswith("MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUF")]
+    assert len(marked) == 27 and len(named) == 17
