@@ -131,11 +131,9 @@ _GUARD_END = " >&2; exit 1; }; "
 
 
 def _guard(python: str, script: str) -> str:
-    from lamar_claude_code.notice import OFF
-
-    message = (f"{OFF}: the Python or the quick.py this hook runs is gone (its virtual environment deleted or "
-               "moved). Run `lamar claude-code status` where the hook is installed: it names which, and the "
-               "`lamar claude-code install` that writes the hooks for the Lamar you have now.")
+    # Short, the fix in it: Claude Code's screen shows it under "<event> hook failed" at every event.
+    message = ("Lamar is off: the Python or quick.py of its hook is gone. `lamar claude-code status` names the "
+               "install that fixes it.")
     # printf, not echo: dash's echo would read a backslash in a path as an escape
     return (f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ] || "
             f"{{ printf '%s\\n' {shlex.quote(message)}{_GUARD_END}")

@@ -349,8 +349,8 @@ def test_an_installed_hook_whose_python_or_quick_py_is_gone_names_the_fix(
                               env=env, timeout=60, check=False)
         assert (done.returncode, done.stdout) == (1, b"")  # never 2, which would erase the prompt
         said = done.stderr.decode()
-        assert said.startswith("Lamar is off, so no lessons are recalled and nothing is learned: "), said
-        assert "`lamar claude-code status`" in said and "`lamar claude-code install`" in said, said
+        assert said.startswith("Lamar is off: the Python or quick.py of its hook is gone. "), said
+        assert "`lamar claude-code status` names the install that fixes it" in said, said
         assert "not found" not in said and said.count("\n") == 1  # one line, the shell's own error never reached
     assert gone(command) and invocation(command).startswith(f"{shlex.quote(sys.executable)} -S ")
     assert runs_without_path(command).startswith("exit 127" if what == "python" else "exit 2")
