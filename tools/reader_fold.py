@@ -1,10 +1,16 @@
-"""What a read-only command (`lamar stats`) costs on a PostgreSQL namespace whose agents never save a state
-(no `pending_after`), before and after one process with `pending_after` recalls and reports once:
-wall seconds of a fresh `lamar stats` process, and their ratio (docs/postgres.md, "Calls that need the whole fold").
+"""What a read-only command (`lamar stats`) costs where it may fold the whole log: on a PostgreSQL namespace whose
+agents never save a state (no `pending_after`), before and after one process with `pending_after` recalls and
+reports once; with `--sqlite`, on SQLite files its agents wrote (docs/postgres.md, "Calls that need the whole
+fold"; docs/speed.md, "Cold start").
 
     python tools/reader_fold.py --url postgresql://postgres@127.0.0.1:5432/test --episodes 5000
+    python tools/reader_fold.py --sqlite --episodes 1000 4000 16000
 
-Builds a namespace named lamar_reader_fold_<pid>, drops it at the end. Prints, asserts nothing.
+PostgreSQL: builds a namespace named lamar_reader_fold_<pid>, drops it at the end; prints the wall seconds of a
+fresh `lamar stats` process and their ratio. SQLite: in a temporary folder, for each count of episodes over 40
+lessons, the CPU seconds of a fresh `lamar stats` (least of 5) on a file its agents closed (default tuning), on
+one whose agents ran with `holdout=0.2`, on one a `lamar erase` of a lesson then closed, and on one without a
+saved state (the whole fold). Prints, asserts nothing.
 """
 
 from __future__ import annotations
@@ -16,18 +22,60 @@ import sys
 import time
 
 
-def _stats(location: str) -> float:
-    started = time.perf_counter()
+def _stats(location: str, *, cpu: bool = False) -> float:
+    """Wall seconds of a fresh `lamar stats` process; with `cpu`, its CPU seconds (steadier on a busy machine)."""
+    import resource
+
+    started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-m", "lamar.cli", "stats", "--store", location], check=True,
                    stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    if not cpu:
+        return time.perf_counter() - started
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done.ru_utime - used.ru_utime + done.ru_stime - used.ru_stime
+
+
+def _sqlite(episodes: int) -> None:
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from lamar import Experience, Lamar, Scope
+
+    folder = tempfile.mkdtemp(prefix="lamar-reader-fold-")
+    try:
+        seconds = {}
+        for name, tuning in (("saved", {}), ("tuned", {"holdout": 0.2}), ("erased", {}), ("no state", {})):
+            path = os.path.join(folder, f"{name.replace(' ', '_')}.db")
+            with Lamar(path, k=2, seed=1, **tuning) as agent:  # type: ignore[arg-type]
+                ids = [agent.add(Experience(f"when step {i} fails", f"do fix {i}", scope=Scope(task="t")))
+                       for i in range(40)]
+                for i in range(episodes):
+                    agent.report(agent.recall({"task": "t"}).episode_id, 1.0 if i % 3 else -1.0)
+            if name == "erased":
+                subprocess.run([sys.executable, "-m", "lamar.cli", "erase", ids[0], "--store", path], check=True,
+                               stdout=subprocess.DEVNULL)
+            if name == "no state":
+                with sqlite3.connect(path) as db:
+                    db.execute("DELETE FROM state")
+                db.close()
+            seconds[name] = min(_stats(path, cpu=True) for _ in range(5))
+        print(f"episodes {episodes}: CPU of lamar stats " + ", ".join(f"{k} {v:.3f}s" for k, v in seconds.items()))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--episodes", type=int, default=5000)
+    parser.add_argument("--episodes", type=int, nargs="+", default=[5000])
+    parser.add_argument("--sqlite", action="store_true", help="measure SQLite files instead")
     args = parser.parse_args()
+    if args.sqlite:
+        for episodes in args.episodes:
+            _sqlite(episodes)
+        return
+    args.episodes = args.episodes[0]
     from lamar import Experience, Lamar, Scope
 
     namespace = f"lamar_reader_fold_{os.getpid()}"

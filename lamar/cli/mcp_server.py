@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.session import UsageError, open_raw, rows_tuning, store_source
+from lamar.cli.session import UsageError, agents_tuning, open_raw, store_source
 from lamar.engine import Lamar
 from lamar.extras import needs_extra
 from lamar.loopback import is_loopback
@@ -51,7 +51,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         if isinstance(raw, SqliteStore):  # nor does it tidy the file's caches as other readers may
             raw.writes_on_read = False
-    lam = Lamar(raw, seed=args.seed, **rows_tuning(raw))  # as the agents folded a PostgreSQL store's rows
+    lam = Lamar(raw, seed=args.seed, **agents_tuning(raw))  # as the agents folded the store
     try:
         server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report, token=token)
         if args.transport == "stdio":

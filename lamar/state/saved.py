@@ -84,6 +84,20 @@ def state_text(cache: FoldCache, last: Event | StoredText) -> str:
     return _digest(body.encode("ascii")) + "\n" + body
 
 
+def saved_tuning(text: str | None) -> dict[str, Any]:
+    """The tuning that a saved state (`state_text`) was folded under, without the settling knobs; {} when
+    the text is not one. Read without decoding the state itself, which `read_state` then decodes once."""
+    digest, sep, body = (text or "").partition("\n")
+    at = body.find(',"policy":')  # after the version, seq and fingerprint, which cannot hold it
+    if not sep or at < 0 or _digest(body.encode("utf-8", "surrogatepass")) != digest:
+        return {}
+    try:
+        tuning, _ = json.JSONDecoder().raw_decode(body, at + len(',"policy":'))
+    except ValueError:
+        return {}
+    return fold_tuning(tuning) if isinstance(tuning, dict) else {}
+
+
 def read_state(text: str, policy: Policy) -> dict[str, Any]:
     """The payload of a saved state, checked; raises ValueError when it cannot be trusted.
 
@@ -106,4 +120,4 @@ def read_state(text: str, policy: Policy) -> dict[str, Any]:
     return payload
 
 
-__all__ = ["STATE_VERSION", "fingerprint", "fold_tuning", "read_state", "state_text", "tuning_of"]
+__all__ = ["STATE_VERSION", "fingerprint", "fold_tuning", "read_state", "saved_tuning", "state_text", "tuning_of"]
