@@ -484,7 +484,7 @@ class SqliteStore:
         # SQLite keeps reading and writing through its handle to a file deleted or moved away: later
         # events would be lost without a word, and reads show a store no one else sees.
         self._check_open()
-        if (said := sqlite_checks.moved_away(self._file, self._identity)) is not None:
+        if (said := sqlite_checks.let_go_if_moved(self._db, self._file, self._identity)) is not None:
             raise StoreError(said)
 
     def _check_writable(self) -> None:
@@ -495,5 +495,6 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            sqlite_checks.let_go_if_moved(self._db, self._file, self._identity)
             self._db.close()
             self._copies.release()

@@ -4,6 +4,7 @@ failed, and that no interrupted transaction is still open when a new one begins.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import zlib
@@ -45,6 +46,19 @@ def moved_away(path: Path, opened: tuple[int, int] | None) -> str | None:
             f"again to use the file now at that path{kept}")
 
 
+def let_go_if_moved(db: sqlite3.Connection, path: Path, opened: tuple[int, int] | None) -> str | None:
+    """`moved_away`; when the file was moved or replaced, first fold this connection's -wal into the file it has
+    open and empty it. SQLite leaves the -wal of a file moved away where it was, at close too, and the file now at
+    `path` would read it as its own: its next reader finds it "malformed", its next writer folds the pages of the
+    other file into it, and the file moved away lacks the commits the -wal held."""
+    said = moved_away(path, opened)
+    if said is not None:
+        with contextlib.suppress(sqlite3.Error):  # read-only, or busy: the -wal is left as SQLite leaves it
+            db.execute("PRAGMA busy_timeout = 200")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    return said
+
+
 def wal_size(path: object) -> int:
     try:
         return os.path.getsize(f"{path}-wal")
@@ -75,6 +89,15 @@ def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
 
 
 def unwritable(path: Path) -> str:
+    """What a write to the store at `path`, which this process cannot write, says."""
+    sides = [f"{path}{suffix}" for suffix in ("-wal", "-shm")
+             if os.path.exists(f"{path}{suffix}") and not os.access(f"{path}{suffix}", os.W_OK)]
+    if sides and os.access(path, os.W_OK):
+        # SQLite writes the file only through its -wal and -shm, which another user's writer made (with its own
+        # owner and the file's mode at the time): deleting them would lose the commits the -wal still holds.
+        return (f"{path} can be written here but its {' and '.join(sides)} cannot (made by a writer run as another "
+                f"user, or made read-only since): give this user write access to them (see `ls -l {' '.join(sides)}`)"
+                f", or write as the user who owns them; never delete them, the -wal may hold commits the file lacks")
     return f"{path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
 
 
@@ -83,7 +106,7 @@ def read_only_advice(path: Path, exc: sqlite3.Error) -> str:
     (in a folder it may) read-only without a word, so only a write finds out; "" for any other failure."""
     if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
         return ""
-    return f"; {path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
+    return f"; {unwritable(path)}"
 
 
 # The Python API's advice, carried as the refusal's `advice`: the command line, which has no timeout to pass,
