@@ -168,12 +168,18 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
              min_support: int, similarity: float, named: Mapping[str, str]) -> str:
     """Why the lesson cannot become a candidate, or "" when it can; `named` maps a trace's id to its id as shown."""
     from lamar.safety.lessons import lesson_refusal
+    from lamar.safety.placeholders import REDACTED
 
     if not lesson.precondition.strip() or not lesson.action.strip():
         return "its precondition or its action is empty once the characters a prompt never shows are taken out"
     unsafe = lesson_refusal(lesson.precondition, lesson.action, lesson.rationale, lesson.scope)
     if unsafe:
         return unsafe
+    quoted = [found.group(0) for text in (lesson.precondition, lesson.action, lesson.rationale)
+              if (found := REDACTED.search(text))]
+    if quoted:  # the model copied what the prompt showed in a credential's place
+        return (f"quotes a credential the traces had scrubbed ({quoted[0]}): an agent following it would use "
+                "the placeholder, not the credential")
     if len(support) < min_support:
         return (f"supported by {len(support)} distinct trace(s) ({', '.join(named[t.id] for t in support)}); "
                 f"a lesson needs at least {min_support}")
