@@ -234,8 +234,8 @@ def _said_since(proposal: Proposal, held: _Held) -> str:
     same = held.saying(exp)
     if same is None or same.id == exp.id:
         return ""
-    return (f"already applied in effect: lesson {same.id} ({same.status.value}), added after the report was made, "
-            f"says the same: {same.render()!r}")
+    return (f"already applied in effect: the store holds lesson {same.id} ({same.status.value}), which says the "
+            f"same: {same.render()!r}")
 
 
 def _merged_now(lam: SleepView, proposal: Proposal) -> bool:
