@@ -39,7 +39,8 @@ class OpenAIModel:
         api: "responses" (default; `client.responses.create`) or "chat"
             (`client.chat.completions.create`, for servers that only speak chat completions).
         token_limit: the name of the output-limit parameter for api="chat";
-            "max_completion_tokens" (OpenAI) or "max_tokens" (older compatible servers).
+            "max_completion_tokens" (OpenAI) or "max_tokens" (older compatible servers; one that
+            refuses max_completion_tokens by name is asked again with max_tokens, kept from then on).
         **client_kwargs: passed to `openai.OpenAI(...)` (api_key, base_url, max_retries,
             http_client, ...); `timeout` defaults to `lamar.models.protocol.DEFAULT_TIMEOUT` seconds.
             The adapter makes the client's retries itself, none past the deadline of a call sleep
@@ -132,12 +133,23 @@ class OpenAIModel:
         return text
 
     def _chat(self, prompt: str, max_tokens: int) -> str:
-        completion = with_retries(self.client, self._sdk, lambda client, options: client.chat.completions.create(
-            model=self.model,
-            messages=[{"role": "user", "content": prompt}],
-            **{self.token_limit: max_tokens},
-            **options,
-        ))
+        def send(limit: str) -> Any:
+            return with_retries(self.client, self._sdk, lambda client, options: client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "user", "content": prompt}],
+                **{limit: max_tokens},
+                **options,
+            ))
+
+        try:
+            completion = send(self.token_limit)
+        except self._sdk.BadRequestError as exc:
+            # An older compatible server refuses OpenAI's name for the limit, by name; `lamar sleep
+            # --model openai-chat:...` has no way to pass token_limit, so the adapter asks again.
+            if self.token_limit != "max_completion_tokens" or "max_completion_tokens" not in str(exc):
+                raise
+            completion = send("max_tokens")
+            self.token_limit = "max_tokens"
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list):  # JSON, or text, of another shape
             raise self._not_a_reply(completion)

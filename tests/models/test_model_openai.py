@@ -300,3 +300,29 @@ def test_an_async_client_is_refused_when_the_model_is_built(api: str) -> None:
 
     with pytest.raises(InvalidArgument, match="async OpenAI client.*openai.OpenAI"):
         OpenAIModel("gpt-test", api=api, client=openai.AsyncOpenAI(api_key="sk-test"))
+
+
+def test_a_server_that_refuses_max_completion_tokens_is_asked_with_max_tokens() -> None:
+    # Older OpenAI-compatible servers name the parameter they refuse; `lamar sleep --model openai-chat:...`
+    # cannot pass token_limit="max_tokens", so every night's mining failed on them.
+    sent: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        sent.append(body)
+        if "max_completion_tokens" in body:
+            return httpx2.Response(400, json={"error": {
+                "message": "Unrecognized request argument supplied: max_completion_tokens",
+                "type": "invalid_request_error", "param": None, "code": None}})
+        return httpx2.Response(200, json=chat("[]"))
+
+    model = model_with(handler, api="chat")
+    assert model.complete("find lessons", max_tokens=300) == "[]"
+    assert [sorted(set(b) & {"max_tokens", "max_completion_tokens"}) for b in sent] == [
+        ["max_completion_tokens"], ["max_tokens"]]
+    assert sent[1]["max_tokens"] == 300
+    assert model.complete("find lessons", max_tokens=300) == "[]" and len(sent) == 3  # kept to max_tokens
+    # Any other 400 is the request's own fault, and is said as before.
+    other = model_with(lambda request: httpx2.Response(400, json={"error": {"message": "bad model"}}), api="chat")
+    with pytest.raises(ModelError, match="rejected the request"):
+        other.complete("find lessons")
