@@ -53,12 +53,16 @@ def _role_value() -> re.Pattern[str]:
     """A chat message's role in JSON or a dict ('role': 'system'): it reads as a turn with no colon after it.
 
     ShareGPT's messages name it "from" ({"from": "gpt", "value": ...}): counted there beside a "value".
-    YAML's is a bare word, counted before a "content:" (role: system content: ...), not in prose.
+    YAML's is a bare word, counted before a "content:" (role: system content: ...) or a front matter's
+    closing "---", not in prose. In code whose content is a variable ({"role": "user", "content": question})
+    or in a type ('user' | 'assistant') it is a value the code sends, not a turn the text opens.
     """
     from lamar.safety.confusables import spelt_loosely
 
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
-    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles})|\brole\s*:\s*(?:{roles})(?=\s*,?\s*-?\s*content\s*:)"
+    code = r"""(?![a-z0-9])(?!["'`]\s*(?:\||,\s*["'`]?content["'`]?\s*[:=]\s*[a-z_][\w.]*\s*[,})\]]))"""
+    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}){code}"
+                      rf"|\brole\s*:\s*(?:{roles})(?=\s*,?\s*-?\s*content\s*:|\s*---)"
                       rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])")
 
 
@@ -71,6 +75,11 @@ def _role_link() -> re.Pattern[str]:
     return re.compile(rf"(?<=\[)(?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?=\]\(#)")
 
 
+_ROLE_HEADING = re.compile(rf"(?im)^[ \t]*#{{1,6}}[ \t]*(?:{'|'.join(_ROLES)})(?=[ \t]*:?[ \t]*\r?$)", re.ASCII)
+# ReAct's agent loop (LangChain's prompt) writes a tool's input and the loop's end as these two labels, in
+# this case: "Action Input:" and "Final Answer:" open the next step of a loop as a role word opens a turn.
+# The one-word labels ("Observation:", "Action:") head ordinary notes too, and are left.
+_REACT_LABEL = re.compile(r"(?<![\w])(Action Input|Final Answer)[ \t]*:")
 _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # Mistral's control tokens are bracketed capitals joined by underscores ([SYSTEM_PROMPT], [TOOL_CALLS],
 # [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name. Capitals only, as
@@ -120,7 +129,13 @@ def prompt_safe(text: str) -> str:
     from lamar.safety.boundary import prompt_form
     from lamar.safety.escapes import has_escape
 
+    # A heading that is a role word alone opens a turn in Markdown-formatted chat logs ("## Assistant"); once
+    # prompt form makes its line break a space, it cannot be told from a heading's first word ("## System
+    # requirements"), so it is marked while the line is still whole.
+    text = _ROLE_HEADING.sub(r"\g<0> (quoted)", text) if "#" in text else text
     text = _TEMPLATE_TOKEN.sub(_defang_token, prompt_form(text))
+    if "Action Input" in text or "Final Answer" in text:
+        text = _REACT_LABEL.sub(r"\1 (quoted):", text)
     text = text.translate(_angles()).replace("![", "! [")
     # Asked once: the marks below add no escape. Most text has no "\\", "%" or "&" to ask about.
     escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
@@ -185,7 +200,33 @@ def _quoted(text: str, word: tuple[int, int]) -> str:
     plain = PLAIN_LABEL.match(text, word[0])
     if plain is not None and plain.end("label") == word[1]:
         return plain.group(0)  # the text's own label, kept as written
+    if names_no_speaker(text, word[0], word[1]):
+        return text[word[0]:word[1] + 1]
     return text[word[0]:word[1]] + " (quoted):"
+
+
+# A role word in plain lowercase that a colon joins to the next name ("user:email" in an OAuth scope list,
+# "system:serviceaccount:ci" in a Kubernetes subject, ":function:thumbnailer" in an ARN) is a segment of a
+# name: a turn's label is followed by a space or a line break. After an article ("the user: field", "told the
+# system: enough") it is a noun in a sentence. Either is kept only as written, in ASCII: a capital, a look-alike
+# letter or a space before the colon still marks it.
+_SEGMENT = re.compile(r"[a-z]+:[a-z0-9]", re.ASCII)
+_ARTICLE = re.compile(r"(?:^|(?<=[^\w]))(?:[Tt]he|[Aa]n?|[Tt]his|[Tt]hat|[Ee]ach|[Ee]very|[Yy]our|[Oo]ur|[Mm]y) \Z",
+                      re.ASCII)
+
+
+def names_no_speaker(text: str, start: int, end: int) -> bool:
+    """Whether the role word `text[start:end]`, a colon right after it, is a name's segment or a noun after an
+    article, as written: `prompt_safe` leaves those unmarked.
+
+    >>> names_no_speaker("scopes: user:email", 8, 12), names_no_speaker("User:email", 0, 4)
+    (True, False)
+    """
+    if not (text[start:end].isascii() and text[start:end].isalpha() and text[start:end].islower()):
+        return False
+    if text[end:end + 1] != ":":
+        return False
+    return _SEGMENT.match(text, start) is not None or _ARTICLE.search(text, max(0, start - 7), start) is not None
 
 
 _DEFANGED = str.maketrans({"`": "'", "[": "(", "]": ")", "◁": "‹", "▷": "›"})

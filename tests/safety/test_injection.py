@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from lamar import Experience, ExperienceStore, Lamar, Recall, Scope
 from lamar.recall import FENCE_CLOSE, FENCE_OPEN, neutralize, render_prompt
 from lamar.safety import injection_reason, plain_text
+from lamar.safety.fence import names_no_speaker
 from lamar.safety.injection import HOMOGLYPHS
 
 ZW = "\u200b"
@@ -251,6 +252,15 @@ _ROLE_ANYWHERE = re.compile(r"\b(?:system|user|assistant|human|developer|ai|tool
 _BENIGN = Experience("the build fails after a bump", "clear DerivedData", "stale module maps survive")
 
 
+def _without_name_segments(line: str) -> str:
+    """`line` without the role words the fence leaves as written: a name's segment ("user:email"), a noun
+    after an article ("the user: field"), each in plain lowercase ASCII (`names_no_speaker`)."""
+    spans = [m.span() for m in re.finditer(r"[a-z]+(?=:)", line) if names_no_speaker(line, *m.span())]
+    for start, end in reversed(spans):
+        line = line[:start] + "_" + line[end:]
+    return line
+
+
 def _fold(line: str) -> str:
     return plain_text(line).translate(HOMOGLYPHS).lower()
 
@@ -265,7 +275,7 @@ def _assert_fenced(prompt: str, n_lessons: int) -> None:
     assert _fold(prompt).count("lamar-lessons") == 2
     for i, line in enumerate(lines[2:-1], 1):
         assert line.startswith(f"{i}. > When ")
-        body = _fold(line[len(f"{i}. > "):])
+        body = _fold(_without_name_segments(line[len(f"{i}. > "):]))
         assert not _ROLE_AT_START.match(body)
         assert not _ROLE_ANYWHERE.search(body)  # every role marker reads "System (quoted):"
         assert "<|" not in body and "[inst]" not in body and "```" not in body and "![" not in body
