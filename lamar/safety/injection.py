@@ -96,15 +96,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (<admin_email>, <user_name>).
     ("role tag", re.compile(
         r"<\s*/?\s*(?:(?:system|developer|sys)(?:[_-]" + _TAG_NOUN
-        + r")?|instructions?|im_start|im_end|admin)\b(?!\.)[^<>]{0,200}>"
+        + r")?|instructions?|im_start|im_end|admin)\b(?![.-]|/\w)[^<>]{0,200}>"
         r"|<\s*/\s*(?:user|assistant|human|ai|model|prompt)(?:[_-]" + _TAG_NOUN + r")?\s*>"
         r"|(?:^|\n)\s*<\s*(?:user|assistant|human|ai|model)\s*>"
         r"|`{3}\s*(?:system|assistant|user|human|developer)\b"
         r"|<\s*[a-z][\w:-]{0,30}\s[^<>]{0,100}\brole\s*=\s*[\"']?(?:" + _TURN + r")\b[^<>]{0,200}>"
     )),
+    # A heading is a turn's when the role word (and a noun that labels a turn) is all it says, or a colon
+    # follows ("### System: ..."): "## System requirements" and "### User guide" head a document's sections.
     ("role heading", re.compile(
-        r"#{2,6}\s*(?:system|instructions?|assistant|user|human|developer|response)\b"
-        r"|(?:^|\n)\s*#\s*(?:system|instructions?|assistant|user|human|developer)\b"
+        r"(?:#{2,6}|(?:^|\n)\s*#)\s*(?:system|instructions?|assistant|user|human|developer|response)"
+        r"(?:\s+(?:" + "|".join(ROLE_NOUNS) + r"|instructions?)s?)?\s*(?::|(?=\n|$))"
     )),
     # "I", "l", "1" and "|" look alike, as do "o" and "0": a role word is matched with either, and
     # in markdown emphasis ("**System:**", "**System**:"). A turn opens a sentence, a line, a list
