@@ -212,8 +212,8 @@ def command_is_harmless(match: re.Match[str]) -> bool:
 # HTTPBasicAuth("user", "secret"), .NET's NetworkCredential("user", "secret"), a client's login("user",
 # "secret") (smtplib, imaplib, atproto); PowerShell's ConvertTo-SecureString '<password>' -AsPlainText.
 AUTH_OBJECT = re.compile(
-    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth|NetworkCredential|\.(?:login|log_in|sign_in|authenticate))"""
-    r"""\(\s*"""
+    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth|NetworkCredential"""
+    r"""|\.(?:login|log_in|sign_in|authenticate))\(\s*"""
     r"""(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
 )
