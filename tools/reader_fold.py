@@ -1,7 +1,7 @@
 """What a read-only command (`lamar stats`) costs where it may fold the whole log: on a PostgreSQL namespace whose
-agents never save a state (no `pending_after`), before and after one process with `pending_after` recalls and
-reports once; with `--sqlite`, on SQLite files its agents wrote (docs/postgres.md, "Calls that need the whole
-fold"; docs/speed.md, "Cold start").
+agents never save a state (no `pending_after`), with no state saved, after another `lamar stats` saved the state
+it folded, and after one process with `pending_after` recalls and reports once; with `--sqlite`, on SQLite files
+its agents wrote (docs/postgres.md, "Calls that need the whole fold"; docs/speed.md, "Cold start").
 
     python tools/reader_fold.py --url postgresql://postgres@127.0.0.1:5432/test --episodes 5000
     python tools/reader_fold.py --sqlite --episodes 1000 4000 16000
@@ -65,6 +65,24 @@ def _sqlite(episodes: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _in_process(location: str) -> float:
+    """Milliseconds of a fresh engine's first `stats()` (the fold it needs), opened and closed around it."""
+    from lamar import Lamar
+
+    with Lamar(location, k=2, seed=3) as reader:
+        started = time.perf_counter()
+        reader.stats()
+        return 1000 * (time.perf_counter() - started)
+
+
+def _forget_state(url: str, namespace: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        if conn.execute("SELECT to_regclass('lamar_state')").fetchone() not in (None, (None,)):
+            conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (namespace,))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
@@ -89,12 +107,25 @@ def main() -> None:
         with Lamar(f"{args.url}?lamar_namespace={namespace}_empty") as empty:  # what a process costs at all
             empty.add(Experience("when step 0 fails", "do fix 0", scope=Scope(task="t")))
         floor = min(_stats(f"{args.url}?lamar_namespace={namespace}_empty") for _ in range(3))
-        cold = [_stats(location) for _ in range(3)]
+        cold = []
+        for _ in range(3):  # each with no state saved: the one the run before saved is deleted
+            _forget_state(args.url, namespace)
+            cold.append(_stats(location))
+        after_reader = [_stats(location) for _ in range(3)]  # the first of them resumes from the last cold's state
+        engine_cold = []
+        for _ in range(5):
+            _forget_state(args.url, namespace)
+            engine_cold.append(_in_process(location))
+        engine_warm = [_in_process(location) for _ in range(5)]
+        print(f"episodes {args.episodes}: a fresh engine's stats() with no saved state "
+              f"{min(engine_cold):.0f}-{max(engine_cold):.0f} ms, after another reader's "
+              f"{min(engine_warm):.0f}-{max(engine_warm):.0f} ms (5 each)")
         with Lamar(location, k=2, seed=2, pending_after=3600.0) as settler:  # one recall and report, then gone
             settler.report(settler.recall({"task": "t"}).episode_id, 1.0)
         warm = [_stats(location) for _ in range(3)]
-        print(f"episodes {args.episodes}: lamar stats with no saved state {min(cold):.2f}s, after one process with "
-              f"pending_after wrote {min(warm):.2f}s, ratio {min(cold) / min(warm):.1f}x; on a namespace of one "
+        print(f"episodes {args.episodes}: lamar stats with no saved state {min(cold):.2f}s, after another lamar stats "
+              f"{min(after_reader):.2f}s, after one process with pending_after wrote {min(warm):.2f}s, ratio "
+              f"{min(cold) / min(warm):.1f}x; on a namespace of one "
               f"lesson {floor:.2f}s (a process's start and connection), so the whole fold was "
               f"{min(cold) - floor:.2f}s of it")
     finally:

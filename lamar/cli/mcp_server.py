@@ -47,9 +47,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                    busy="restart the server once that writer is done (reopen your MCP client, or run `lamar mcp` "
                         "again)")
     if args.read_only:
+        from lamar.store.postgres.store import PostgresStore
         from lamar.store.sqlite import SqliteStore
 
-        if isinstance(raw, SqliteStore):  # nor does it tidy the file's caches as other readers may
+        # Nor does it tidy the file's caches, or save the engine's state beside the log, as other readers may.
+        if isinstance(raw, SqliteStore | PostgresStore):
             raw.writes_on_read = False
     lam = Lamar(raw, seed=args.seed, **agents_tuning(raw))  # as the agents folded the store
     try:

@@ -27,7 +27,7 @@ class Follower:
 
     Called under the engine's lock. Every write goes through `append`, so the follower knows
     whether this process wrote: readers (stats, ls, html) never save the state and leave the
-    store as it was.
+    store as it was, except in PostgreSQL's fold mode (`SettledFollower`).
     """
 
     def __init__(self, store: Store, policy: Policy, private: bool = False) -> None:
@@ -36,6 +36,7 @@ class Follower:
         self._keyed: KeyedStore | None = store if isinstance(store, KeyedStore) else None
         self.cache = FoldCache(policy, store.location, self._keyed.lookup if self._keyed is not None else None)
         self.state_seq = 0  # the seq of the state last saved or loaded (see resume, save)
+        self.foreign = False  # the state found beside the log was another Lamar's or tuning's (see resume)
         self.state_size = 0  # the lessons and episodes the state last saved held
         self.wrote = False
         self.erasing_after = 0.0  # when this writer next tries to finish an erase's scrub (`erasure.finish`)
@@ -160,6 +161,7 @@ class Follower:
         try:
             payload = read_state(text, self.policy)
         except (ValueError, TypeError, AttributeError, RecursionError):  # nested past any state: crafted
+            self.foreign = True
             return False
         seq = payload["seq"]
         # The event the state names is checked by its stored text: left undecoded, a checkpoint's
@@ -350,10 +352,10 @@ class SettledFollower(Follower):
     Seq order is not commit order there (a write may commit after another that took a later
     seq), so a read of the tail after the last folded seq could pass over a late event for
     good. Only the settled part of the log is folded (`settled()`: the seq through which none
-    can still appear). The cache starts from the saved state when there is one and, in a process
-    that wrote, saves it as a log-mode writer does, since no fold-mode write folds the log. When the writes in flight
-    do not end within a second, the whole log as it now stands is folded, and folded again from
-    the start next time. `places` gives each lesson row's place (`FoldedRows.places`).
+    can still appear). The cache starts from the saved state when there is one and saves it as a
+    log-mode writer does, in a process that only read too, since no fold-mode write folds the log.
+    When the writes in flight do not end within a second, the whole log as it now stands is folded,
+    and folded again from the start next time. `places` gives each lesson row's place (`FoldedRows.places`).
     """
 
     def __init__(self, store: Store, policy: Policy, settled: Callable[[], int | None],
@@ -383,9 +385,11 @@ class SettledFollower(Follower):
         else:
             self.fold_tail([e for e in self.store.read(cache.seq) if e.seq <= through])
         self.finish_erasures()
-        # Only a process that wrote saves the state, as in the log mode: a reader (stats, show, a read-only
-        # MCP server or ui) leaves the store as it was, and folds the log whole again next time.
-        if self.wrote and self.state_due():
+        # No fold-mode write folds the log, so a process that only reads (stats, show, ui) saves the state too:
+        # else each one folds the whole log again. Not over a state another Lamar or tuning saved, which its
+        # engines would then fold whole; a store told to leave the namespace as it found it (`lamar mcp
+        # --read-only`, `PostgresStore.writes_on_read`) refuses the save.
+        if (self.wrote or not self.foreign) and self.state_due():
             self.save()
 
     def refold(self) -> None:

@@ -706,21 +706,46 @@ def test_a_fresh_engine_resumes_from_the_state_a_folding_engine_saved(fold_url: 
         engine.close()
 
 
-def test_a_process_that_only_reads_saves_no_state(fold_url: str) -> None:
-    """A reader (stats, show, a read-only MCP server or ui) folds the whole log and leaves the
-    store as it was: the state is saved only by a process that wrote, as in the log mode."""
+def test_a_process_that_only_reads_saves_the_state_it_folded(fold_url: str) -> None:
+    """No fold-mode writer folds the log, so a reader (stats, show, ui) saves the state it folded,
+    and the next reader folds only the tail after it; not one told to leave the namespace as it
+    found it (`lamar mcp --read-only`), nor one over a state saved under other tuning."""
     writer = Lamar(fold_url, k=2, seed=1)
     ids = [writer.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
     for _ in range(300):
         writer.report(writer.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     writer.close()  # a fold-mode writer folds nothing, so it saves nothing
+    barred = Lamar(fold_url, k=2, seed=2)
+    barred.store.writes_on_read = False  # type: ignore[attr-defined]
+    events = len(barred.store.read(0))
+    counts = _counts(barred)  # the whole log folded, 600 events past no state
+    assert barred.store.load_state() is None and len(barred.store.read(0)) == events
+    barred.close()
+    other = Lamar(fold_url, k=2, seed=2, warmup=7)  # no saved state: it saves one under its own tuning
+    other.stats()
+    theirs = other.store.load_state()
+    assert theirs is not None
     reader = Lamar(fold_url, k=2, seed=2)
-    assert reader.store.load_state() is None
-    events = len(reader.store.read(0))
-    assert _counts(reader)["episodes"] == 300  # the whole log folded, 600 events past no state
-    assert [reader.evidence(i) for i in ids] and reader.experiences() and reader.pending() == []
-    assert reader.store.load_state() is None and len(reader.store.read(0)) == events
+    assert _counts(reader) == counts and not folded(reader).cache.partial  # the whole log again
+    assert reader.store.load_state() == theirs  # not replaced: engines of that tuning resume from it
+    with psycopg.connect(fold_url.partition("?")[0]) as conn:
+        conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (reader.store.namespace,))
     reader.close()
+    reader = Lamar(fold_url, k=2, seed=2)
+    assert _counts(reader) == counts and reader.store.load_state() is not None
+    assert [reader.evidence(i) for i in ids] and reader.experiences() and reader.pending() == []
+    reader.close()
+    writer = Lamar(fold_url, k=2, seed=3)
+    writer.report(writer.recall({"task": "x"}).episode_id, Signal.REVERTED)
+    writer.close()
+    fresh = Lamar(fold_url, k=2, seed=4)
+    cache, seqs = folded(fresh).cache, []
+    fold = cache.fold
+    cache.fold = lambda event, *again: (seqs.append(event.seq), fold(event, *again))  # type: ignore[method-assign]
+    assert fresh.stats()["episodes"] == 301 and cache.partial
+    assert len(seqs) == 2  # resumed from the reader's state: the tail alone (an episode and its report)
+    assert {i: fresh.evidence(i) for i in ids} == {i: _replayed(fold_url).evidence(i) for i in ids}
+    fresh.close()
 
 
 # -- optimistic writes: no lock across a round trip -------------------------------------------

@@ -96,6 +96,9 @@ class PostgresStore:
                                opened=lambda conn: migrate(conn, location))
         # The fold mode (lamar_fold=on): the engine reads and writes lesson rows through this.
         self.rows: LessonRows | None = None
+        # False for a reader that must leave the namespace as it found it (`lamar mcp --read-only`): in the fold
+        # mode an engine that only reads otherwise saves the state it folded (`SettledFollower`).
+        self.writes_on_read = True
         if fold:
             from lamar.store.postgres.rows import LessonRows
 
@@ -280,6 +283,8 @@ class PostgresStore:
         return self._db.run(run)
 
     def save_state(self, seq: int, text: str) -> None:
+        if not self.writes_on_read:
+            raise StoreError(f"{self.location} is open to read only; the state was not saved")
         ns, pg = self.namespace, self._db.pg
 
         def run(conn: Connection[Any]) -> None:

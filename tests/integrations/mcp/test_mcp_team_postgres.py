@@ -34,9 +34,14 @@ def test_the_server_takes_the_tuning_the_rows_were_folded_under(team_url: str, r
 
     def build_server(lam: Lamar, **options: Any) -> None:
         served.append(lam)
+        lam.stats()  # a read that folds the log, as the server's reads may
         raise KeyboardInterrupt  # in place of serving: the command ends as on Ctrl+C
 
     monkeypatch.setattr(lamar_mcp, "build_server", build_server)
     assert main(["mcp", "--store", team_url, *(["--read-only"] if read_only else [])]) == 130
     assert served[0].policy.holdout == 0.2
+    # A read-only server leaves the namespace as it found it: no state saved from its fold.
+    assert served[0].store.writes_on_read is not read_only  # type: ignore[attr-defined]
+    if read_only:
+        assert agent.store.load_state() is None  # type: ignore[attr-defined]
     agent.close()
