@@ -91,15 +91,19 @@ BARE_KEY = re.compile(
     r"""(?:(?m:^)[ \t]*key|(?<![\w.-])(?P<q>["'])key(?P=q))[ \t]*[:=][ \t]*["']?"""
     r"""(?P<secret>(?=[A-Za-z0-9]{0,99}\d)(?=[A-Za-z0-9]{0,99}[A-Za-z])[A-Za-z0-9]{24,100})(?![\w.@/:+-])"""
 )
-# A name/value pair's name ({"key": "X", "value": ...}) is the other rule's; a run of few letter-digit changes
-# is an identifier (user_session_12345_cache); random hex or base62 changes at one neighbour in two.
+# A name/value pair's name ({"key": "X", "value": ...}) is the other rule's; a value with few letter-digit
+# changes that reads as words and numbers (userSession12345CacheV2, 0123456789abcdef...) is an identifier or a
+# range. Few changes alone would not do: base62 is five letters in six, so a random key changes at about one
+# neighbour in four; nor words alone: a lowercase base36 key often reads as words.
 _PAIRED = re.compile(r"""["']?\s*,\s*["']?value["']?\s*[:=]""")
+_WORDS = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{1,2}(?![a-z])|[0-9]+)++")
 
 
 def _bare_key_is_harmless(match: re.Match[str]) -> bool:
     value = match.group("secret")
     changes = sum(a.isdigit() != b.isdigit() for a, b in itertools.pairwise(value))
-    return changes < len(value) // 4 or is_placeholder(value) or _PAIRED.match(match.string, match.end()) is not None
+    return (changes < len(value) // 4 and _WORDS.fullmatch(value) is not None) or is_placeholder(value) or \
+        _PAIRED.match(match.string, match.end()) is not None
 
 
 def _named(match: re.Match[str]) -> bool:

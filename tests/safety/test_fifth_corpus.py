@@ -5,6 +5,9 @@ Run with `-s` to print the corpus's figures; `python tools/fifth_corpus.py` prin
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 
 from lamar.safety import injection_reason, prompt_safe, scrub
@@ -22,6 +25,7 @@ _APPWRITE = "standard_" + "3f9a0c7e" * 32
     ("client.login('bob.bsky.social', 'k2xm-7pq4-zt9a-3wbn')", "k2xm-7pq4-zt9a-3wbn"),
     ("server.login(\"ops@example.org\", \"Tr0ub4dor-and-3\")", "Tr0ub4dor-and-3"),
     ("key=7dQw2LxZp9Rk4Vn8Tb3Hm6Yc1Fs5Ga0J", "7dQw2LxZp9Rk4Vn8Tb3Hm6Yc1Fs5Ga0J"),
+    ("key=vXbqKr3LPwzYnhUTAcDm8sgeJkRfGtWa", "vXbqKr3LPwzYnhUTAcDm8sgeJkRfGtWa"),  # base62: few letter-digit changes
     ('{"username": "bob", "key": "5e2a9c4f1b7d3e8a6c0f2d4b9e1a7c3f"}', "5e2a9c4f1b7d3e8a6c0f2d4b9e1a7c3f"),
     ("Authorization: pk_90817263_HZQWMRNBTKLXVPJDSYCFAGE2U7O4I5N3", "HZQWMRNBTKLXVPJDSYCFAGE2U7O4I5N3"),
     # The key is one string: its app and key id go with its secret.
@@ -42,6 +46,7 @@ def test_a_format_the_fifth_corpus_found_is_redacted(text: str, secret: str) -> 
 @pytest.mark.parametrize("text", [
     "Cache key: build-7f3a9c1e-linux-x64; ?key=short",
     "key: user_session_12345_cache_entry_v2",
+    "key: userSession12345CacheEntryV2",
     "key=0123456789abcdefghijklmnop",  # a run with one change between digits and letters names a range
     '{"key": "FEATURE_FLAG_2024_ROLLOUT", "value": true}',
     "The cache key is a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6 for this build.",
@@ -106,6 +111,17 @@ def test_the_fence_on_what_the_fifth_corpus_found(text: str, marked: bool) -> No
 ])
 def test_the_screen_on_what_the_fifth_corpus_found(text: str, named: bool) -> None:
     assert (injection_reason(text) is not None) is named, injection_reason(text)
+
+
+def test_random_bare_keys_are_redacted() -> None:
+    # A zuliprc's key= is 32 random letters and digits: most have few letter-digit changes, as base62 is
+    # mostly letters, so a rule that took few changes for an identifier let about a third of them through.
+    rng = random.Random(5)
+    alphabet = string.ascii_letters + string.digits
+    keys = ["".join(rng.choice(alphabet) for _ in range(32)) for _ in range(200)]
+    keys = [key for key in keys if any(c.isdigit() for c in key)]
+    left = [key for key in keys if key in scrub(f"[api]\nemail=bot@example.org\nkey={key}\n")[0]]
+    assert len(keys) > 190 and len(left) <= 2, left
 
 
 def test_figures() -> None:
