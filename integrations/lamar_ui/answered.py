@@ -52,10 +52,11 @@ class Answers:
 
 
 def _address(request: Request) -> str:
-    """The path as sent: an id holding '/' keeps its %2F, which the decoded path would lose."""
+    """The path as sent: an id holding '/' keeps its %2F, which the decoded path would lose. One slash opens
+    it: a Location of '//host/...' (or '/\\host', which browsers read alike) is another site's address."""
     raw = request.scope.get("raw_path")
     path = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
-    return path.split("?", 1)[0]
+    return "/" + path.split("?", 1)[0].lstrip("/\\")
 
 
 __all__ = ["Answers"]

@@ -215,3 +215,14 @@ def test_a_forms_kept_answer_is_given_only_with_the_token(served: tuple[str, str
     for path in (headers["location"], f"/static/ui.css?{answer}", f"/?{answer}"):
         status, _, page = _request(where, "GET", path, {})
         assert status in (403, 200) and "run it twice" not in page, (path, status)
+
+
+def test_a_forms_redirect_stays_on_the_ui(served: tuple[str, str, dict[str, str]]) -> None:
+    # A POST to a path opening with '//' (no page: a 404) is redirected to its answer at the same path: sent
+    # as it came, that Location is another host's address (scheme-relative), where the browser would go.
+    where, token, _ = served
+    form = {**_cookie(where, token), "Origin": f"http://{where}", "Content-Type": "application/x-www-form-urlencoded"}
+    for path in ("//evil.example/x", "/\\evil.example/x", "///evil.example"):
+        status, headers, _ = _request(where, "POST", path, form, f"token={token}".encode())
+        location = headers.get("location", "/")
+        assert status != 303 or (location.startswith("/") and location[1:2] not in ("/", "\\")), (path, location)
