@@ -73,10 +73,11 @@ KEYED_PATH = re.compile(
     r"|[\w-]{1,60}\.g\.alchemy\.com/v2/|[\w-]{1,60}\.infura\.io/(?:ws/)?v3/)(?P<secret>[\w-]{5,100})"
 )
 # A user and password in quotes after curl's -u, where the password may hold spaces (a WordPress application
-# password is six groups of four): read to the closing quote. Unquoted, it is COMMAND_PASSWORD's.
+# password is six groups of four) or the other quote ("admin:it's"): read to the closing quote. With none on
+# the line (a log cut short), to the first space. Unquoted, it is COMMAND_PASSWORD's.
 QUOTED_USER_PASSWORD = re.compile(
     r"""\b(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)(?:[ \t]+|=)(?P<q>["'])[^\s:"']{1,100}:"""
-    r"""(?P<secret>[^"'\n]{1,200})(?P=q)"""
+    r"""(?P<secret>(?:(?!(?P=q))[^\n]){1,200}(?=(?P=q))|[^\s"']{1,200})"""
 )
 # An Ably API key, <app id>.<key id>:<secret>, where its line names Ably (ABLY_KEY=, new Ably.Realtime(...)):
 # without a literal of its own its shape would be looked for in every text.

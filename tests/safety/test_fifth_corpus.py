@@ -22,6 +22,10 @@ _APPWRITE = "standard_" + "3f9a0c7e" * 32
     ("docker login -u='acme+deploy' -p='W2KQ9XZ7M4PL1RT8' quay.io", "W2KQ9XZ7M4PL1RT8"),
     ("curl --user 'editor:Qm4x T8vb 2Lpz 9Kcw Hy3d 7Rne' https://blog.example.org/wp-json", "T8vb 2Lpz"),
     ("curl -u \"admin:s3cr3t pass phrase\" https://ci.example.org", "pass phrase"),
+    # The other quote inside, or no closing quote on the line (a log cut short): read all the same.
+    ("curl -u \"admin:it'sZx9pQ2wLr7\" https://ci.example.org", "sZx9pQ2wLr7"),
+    ("wget --user='admin:Zx9\"pQ2wLr7' https://ci.example.org", "pQ2wLr7"),
+    ("curl -u \"admin:Zx9pQ2wLr7", "Zx9pQ2wLr7"),
     ("client.login('bob.bsky.social', 'k2xm-7pq4-zt9a-3wbn')", "k2xm-7pq4-zt9a-3wbn"),
     ("server.login(\"ops@example.org\", \"Tr0ub4dor-and-3\")", "Tr0ub4dor-and-3"),
     ("key=7dQw2LxZp9Rk4Vn8Tb3Hm6Yc1Fs5Ga0J", "7dQw2LxZp9Rk4Vn8Tb3Hm6Yc1Fs5Ga0J"),
