@@ -4,9 +4,12 @@ For each fossil (a lesson lamar used when it turned harmful) it splits the task 
 dropped into flip -> the fall detector's first alarm and alarm -> the selection's drop, and counts
 the fossils dropped with no alarm or never dropped; beside it the fading mean's drops, and the false
 alarms of steady lessons by their age in injected episodes. Lamar is timed by patching the lesson's
-restart in this process before the workers fork; `--lamar KEY=VALUE` tunes the engine.
+restart in this process before the workers fork; `--lamar KEY=VALUE` tunes the engine. `--spreads`
+instead sweeps the prior spread of a slice's deviation (the selection's extra noise in a context the
+scope leaves free), paired with the default and with river-ts on the family and on the gym.
 
     python tools/drop_anatomy.py 40 --tuning-seeds --workers 1
+    python tools/drop_anatomy.py 40 --tuning-seeds --workers 1 --spreads 0.1,0.05,0
 """
 
 from __future__ import annotations
@@ -17,16 +20,17 @@ import heapq
 import itertools
 import statistics
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from lamar.gym.family import TUNING_SEEDS, DrawnWorld
+from lamar.gym import sweep as sweep_frame
+from lamar.gym.family import DrawnWorld
 from lamar.gym.family_run import DROP_UNDER, DROP_WINDOW, USED, Slate
 from lamar.gym.forgetting import FASTEST
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import make_policy
 from lamar.gym.runner import run_jobs
-from lamar.policy import change, lesson
+from lamar.policy import change, features, lesson
 
 AGES = (50, 500, 2000)  # bins of a steady lesson's injected episodes at a false alarm
 YOUNG = 2000  # the first injected episodes of a lesson, where the stop-75 hypothesis puts its false alarms
@@ -253,16 +257,43 @@ def _tuning(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"takes KEY=NUMBER, e.g. explore=0.5; got {text!r}") from None
 
 
+@contextmanager
+def slice_spread(tau: float) -> Iterator[None]:
+    """The selection's prior spread of a slice's deviation from the lesson-wide lift set to `tau`."""
+    default = features.SLICE_SPREAD
+    features.SLICE_SPREAD = tau
+    try:
+        yield
+    finally:
+        features.SLICE_SPREAD = default
+
+
+def spread_sweep(spreads: Sequence[float], *, worlds: int, tuning: bool, gym_first_seed: int, gym_seeds: int,
+                 workers: int) -> list[str]:
+    """The default's line, then one per slice spread, paired with it and with river-ts."""
+    settings: list[tuple[str, Callable[[], AbstractContextManager[object]]]] = [
+        ("default", lambda: slice_spread(features.SLICE_SPREAD))]
+    settings += [(f"tau {tau:g}", lambda tau=tau: slice_spread(tau)) for tau in spreads]
+    return sweep_frame.against_peer(
+        "The slices' prior spread", "spread", 10, settings,
+        [(f"   spread: the prior spread tau of a slice's deviation from the lesson's lift (default "
+         f"{features.SLICE_SPREAD:g})")],
+        worlds=worlds, tuning=tuning, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds, workers=workers)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python tools/drop_anatomy.py", description=__doc__.splitlines()[0])
-    parser.add_argument("worlds", type=int, nargs="?", default=40)
-    parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
-    parser.add_argument("--workers", type=int, default=1)
+    parser = sweep_frame.parser("python tools/drop_anatomy.py", __doc__)
+    parser.set_defaults(workers=1)
     parser.add_argument("--lamar", type=_tuning, action="append", default=[], help="KEY=VALUE for lamar's engine")
-    args = parser.parse_args(argv)
-    if not 1 <= args.worlds <= TUNING_SEEDS or args.workers < 1:
-        parser.error(f"worlds is from 1 to {TUNING_SEEDS:_} and --workers at least 1")
-    seeds = range(TUNING_SEEDS, TUNING_SEEDS + args.worlds) if args.tuning_seeds else range(args.worlds)
+    parser.add_argument("--spreads", type=lambda text: [float(v) for v in text.split(",")],
+                        help="instead, sweep the slices' prior spread over these values (comma separated)")
+    args = sweep_frame.parse(parser, argv)
+    if args.spreads is not None:
+        print("\n".join(spread_sweep(args.spreads, worlds=args.worlds, tuning=args.tuning_seeds,
+                                     gym_first_seed=args.gym_first_seed, gym_seeds=args.gym_seeds,
+                                     workers=args.workers)))
+        return
+    seeds = sweep_frame.family_seeds(args.worlds, args.tuning_seeds)
     rows = anatomy(seeds, tuning=args.lamar, workers=args.workers)
     kind = "tuning" if args.tuning_seeds else "reporting"
     title = (f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds {seeds.start}-{seeds.stop - 1})"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from lamar.policy import change, lesson
+from typing import Any
+
+import pytest
+
+from lamar.policy import change, features, lesson
 from tests.tools import load_tool
 
 
@@ -32,3 +36,30 @@ def test_a_fossil_read_a_few_episodes_into_its_drop_window_counts_as_alarmed() -
     assert tool.alarmed(late_report) and tool.split(late_report) == (74, 0)
     assert not tool.alarmed({"alarm": 200, "drop": 74}) and not tool.alarmed({"alarm": None, "drop": 74})
     assert tool.split({"alarm": 30, "drop": 111}) == (30, 81)
+
+
+def test_the_spread_sweep_runs_each_spread_under_its_patch_and_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = load_tool("drop_anatomy")
+    default = features.SLICE_SPREAD
+    seen: list[tuple[str, float]] = []
+
+    def against_peer(subject: str, label: str, width: int, settings: list[tuple[str, Any]], *args: Any,
+                     **kwargs: Any) -> list[str]:
+        for name, patch in settings:
+            with patch():
+                seen.append((name, features.SLICE_SPREAD))
+        return []
+
+    monkeypatch.setattr(tool.sweep_frame, "against_peer", against_peer)
+    tool.main(["3", "--tuning-seeds", "--spreads", "0.05,0"])
+    assert seen == [("default", default), ("tau 0.05", 0.05), ("tau 0", 0.0)]
+    assert features.SLICE_SPREAD == default
+
+
+def test_no_world_is_refused_before_any_run(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    tool = load_tool("drop_anatomy")
+    monkeypatch.setattr(tool, "anatomy", lambda *a, **k: pytest.fail("it ran"))
+    with pytest.raises(SystemExit) as exit_info:
+        tool.main(["0", "--tuning-seeds"])
+    assert exit_info.value.code == 2 and "worlds is the number of worlds to draw" in capsys.readouterr().err
