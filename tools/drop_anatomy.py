@@ -99,7 +99,8 @@ def run(seed: int, name: str, tuning: Sequence[tuple[str, float]] = ()) -> Row:
                if item.flip_at is not None and item.after < 0.0]
     steady = [{"alarms": [a[1] for a in alarms.get(item.index, [])], "watched": seen[item.index]}
               for item in world.lessons if item.kind == "helpful"]
-    return {"world": seed, "policy": name, "fossils": [f for f in fossils if f is not None], "steady": steady}
+    return {"world": seed, "policy": name, "fossils": [f for f in fossils if f is not None], "steady": steady,
+            "languages": bool(world.languages)}
 
 
 def _fossil(world: DrawnWorld, slate: Slate, item: Any, alarms: list[tuple[int, int, str, float, float, float, float]]
@@ -206,6 +207,7 @@ def report(rows: Sequence[Row], title: str) -> list[str]:
                      f"{_world_median(rows, 'lamar', drop):>4}: closes {100 * closes[0]:.0f}% of the mean gap, "
                      f"{100 * closes[1]:.0f}% of the median's")
     lines += _alarm_lines(on, mine)
+    lines.append(_language_line(rows))
     lines += _age_lines([s for row in rows if row["policy"] == "lamar" for s in row["steady"]])
     return lines
 
@@ -228,6 +230,19 @@ def _alarm_lines(alarmed: Sequence[Row], mine: Sequence[Row]) -> list[str]:
             (f"  falls in success: median {statistics.median(falls):.2f}; (a) / (b) medians for falls under 0.3: "
             f"{_median([a for a, _ in small])} / {_median([b for _, b in small])} ({len(small)}), "
             f"0.3 and more: {_median([a for a, _ in big])} / {_median([b for _, b in big])} ({len(big)})")]
+
+
+def _language_line(rows: Sequence[Row]) -> str:
+    """The drops in worlds with a language key the scopes leave free (the selection's slices) and without."""
+    cells = []
+    for languages in (True, False):
+        mine = [f for row in rows if row["policy"] == "lamar" and row["languages"] is languages for f in row["fossils"]]
+        theirs = [f["drop"] for row in rows if row["policy"] == FASTEST and row["languages"] is languages
+                  for f in row["fossils"]]
+        cells.append(f"{'with' if languages else 'without'} a language key, lamar {_median([f['drop'] for f in mine])}"
+                     f" ({len(mine)}, {sum(not alarmed(f) for f in mine)} never alarmed), {FASTEST} "
+                     f"{_median(theirs)} ({len(theirs)})")
+    return "  median drop in worlds " + "; ".join(cells)
 
 
 def _age_lines(steady: Sequence[Row]) -> list[str]:
