@@ -302,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lamar", type=_tuning, action="append", default=[], help="KEY=VALUE for lamar's engine")
     parser.add_argument("--spreads", type=lambda text: [float(v) for v in text.split(",")],
                         help="instead, sweep the slices' prior spread over these values (comma separated)")
+    parser.add_argument("--spread", type=float, help="the anatomy with the slices' prior spread set to this")
     args = sweep_frame.parse(parser, argv)
     if args.spreads is not None:
         print("\n".join(spread_sweep(args.spreads, worlds=args.worlds, tuning=args.tuning_seeds,
@@ -309,10 +310,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                                      workers=args.workers)))
         return
     seeds = sweep_frame.family_seeds(args.worlds, args.tuning_seeds)
-    rows = anatomy(seeds, tuning=args.lamar, workers=args.workers)
+    with slice_spread(features.SLICE_SPREAD if args.spread is None else args.spread):
+        rows = anatomy(seeds, tuning=args.lamar, workers=args.workers)
     kind = "tuning" if args.tuning_seeds else "reporting"
     title = (f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds {seeds.start}-{seeds.stop - 1})"
-             + (f", lamar with {','.join(f'{k}={v:g}' for k, v in args.lamar)}" if args.lamar else ""))
+             + (f", lamar with {','.join(f'{k}={v:g}' for k, v in args.lamar)}" if args.lamar else "")
+             + ("" if args.spread is None else f", the slices' prior spread {args.spread:g}"))
     print("\n".join(report(rows, title)))
 
 
