@@ -39,7 +39,7 @@ _GYM, _DECISIONS, _WHATIF = "docs/gym.md", "docs/decisions.md", "docs/whatif.md"
 _LIMITS, _CONTEXT, _SPEED = "docs/limitations.md", "docs/context.md", "docs/speed.md"
 _GOALS = (_GYM, "The goals at a glance")
 _DETECTOR, _FRONTIER = "The fall detector's level and arming", "The frontier: what each point of reward buys"
-_EVERY_FALL = "A detector for every fall size"
+_EVERY_FALL, _ANATOMY = "A detector for every fall size", "The anatomy of a drop"
 _AUDIT = "python -m lamar.audit --runs 100 --episodes 4000 --jobs 2 --quiet"
 _MCP = "python -m lamar_mcp.bench"
 _PG, _FLEET = "docs/postgres.md", "python -m lamar.bench.fleet"
@@ -135,6 +135,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _EVERY_FALL, "python tools/glr_sweep.py 60 --gym-first-seed 0 --settings 10 --workers 1", 40,
                 (_GOALS,)),
     Measurement(_GYM, _EVERY_FALL, "python tools/glr_sweep.py --bench 10", 1),
+    Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 80 --tuning-seeds", 8),
+    Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 80 --tuning-seeds --spread 0.05", 8),
+    Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 40 --tuning-seeds --spreads 0.05,0", 16),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
