@@ -138,6 +138,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 80 --tuning-seeds", 8),
     Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 80 --tuning-seeds --spread 0.05", 8),
     Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 40 --tuning-seeds --spreads 0.05,0", 16),
+    Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 60 --gym-first-seed 0 --spreads 0.05", 20, (_GOALS,)),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
