@@ -241,6 +241,12 @@ def experience(value: Any) -> Any:
 
     if not isinstance(value, Experience):
         raise InvalidExperience(f"add() takes an Experience; got {type(value).__name__}")
+    if value.id:  # a lesson stored before this check keeps its id: every front quotes one it shows
+        from lamar.safety.ids import id_problem
+
+        problem = id_problem(value.id)
+        if problem:
+            raise InvalidExperience(f"Experience.id {problem}")
     return value
 
 

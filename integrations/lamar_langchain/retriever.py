@@ -34,7 +34,8 @@ from lamar import (
 from lamar.arguments import slots as checked_slots
 from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
-from lamar.recall import neutralize, prompt_line
+from lamar.recall import prompt_line
+from lamar.safety.ids import id_problem
 from lamar.safety.lessons import lesson_refusal
 from lamar_langchain.conventions import (
     EPISODE_ID,
@@ -94,7 +95,7 @@ class LamarRetriever(BaseRetriever):
             as a cold lesson (status candidate; precondition from
             metadata "precondition" or the query, action from metadata "action" or the page
             content, rationale from metadata "rationale", scope from metadata "scope" or none)
-            under the id it claims (unless that would speak in a prompt) or a stable one, so the
+            under the id it claims (unless `add` would refuse it as an id) or a stable one, so the
             next call finds it. "drop": leave it out.
 
     Example:
@@ -205,7 +206,7 @@ class LamarRetriever(BaseRetriever):
                     continue
                 if self.on_unknown == "drop":
                     continue
-                if neutralize(exp_id) != exp_id:  # the corpus's text, returned in metadata a template may render
+                if _id_problem(exp_id):  # the corpus's text, which add refuses as an id: returned in metadata
                     exp_id = _stable_id(doc.page_content)
                 if not self._known(exp_id) and not self._add_cold(exp_id, doc, query):
                     pool.passthrough.append(doc)  # not a lesson Lamar can hold: a plain document
@@ -271,7 +272,12 @@ class LamarRetriever(BaseRetriever):
             text, fields = prompt_line(exp.render()), _fields(exp) if pool is None else {}
             if text is None or fields is None:  # wrapping, the scope is in no document: only the text counts
                 log.warning("Lamar left lesson %s out of the documents: its text holds what looks like a "
-                            "credential (stored before add checked for them); erase it with lamar erase", exp.id)
+                            "credential (stored before add checked for them); erase it with lamar erase",
+                            exp.id if not _id_problem(exp.id) else "(its id is not shown)")
+                continue
+            if _id_problem(exp.id):  # an id add refuses now, which the metadata would carry as it is
+                log.warning("Lamar left a lesson out of the documents: its id (stored before add checked ids) "
+                            "would not read as itself; retire it and add it again under a new id")
                 continue
             lesson = {
                 EXPERIENCE_ID: exp.id,
@@ -302,6 +308,11 @@ def _fields(exp: Experience) -> dict[str, Any] | None:
     if None in shown.values() or None in scope or None in scope.values():
         return None
     return {**shown, "scope": scope}
+
+
+@functools.lru_cache(maxsize=4096)
+def _id_problem(exp_id: str) -> str:
+    return id_problem(exp_id)  # cached: the same lessons come back call after call
 
 
 @functools.lru_cache(maxsize=4096)

@@ -50,7 +50,7 @@ def _decoded(lam: Lamar, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return count
 
 
-@pytest.mark.parametrize("rare_id", ["", "exp_caf\u00e9 \"r\u00e9sum\u00e9\""])  # a made id; one JSON escapes
+@pytest.mark.parametrize("rare_id", ["", "exp_caf\u00e9\"r\u00e9sum\u00e9\""])  # a made id; one JSON escapes
 def test_a_lessons_episodes_are_found_decoding_only_the_events_that_name_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rare_id: str) -> None:
     costs = []
