@@ -92,7 +92,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     _turns: OrderedDict[str, _Turn] = PrivateAttr(default_factory=OrderedDict)
     # User turns `Memory` has moved out of a session's chat history (a token limit): a turn is
     # counted over the whole session, or a flush would look like a new turn to the next read. The last
-    # one's words too: a CodeActAgent's code result can open the history its turn's message has left.
+    # one's words too, as their digest (a session's long paste is not kept): a CodeActAgent's code result
+    # can open the history its turn's message has left.
     _flushed: OrderedDict[str, tuple[int, int, str]] = PrivateAttr(default_factory=OrderedDict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     # Held from the look for the turn's episode to its recall: two reads of one turn at once
@@ -121,10 +122,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if from_short_term_memory:  # counted even when the block declines short-term messages
             key = session_id or ""
             with self._lock:
-                turns, length, last = self._flushed.get(key, (0, 0, ""))
+                turns, length, last = self._flushed.get(key, (0, 0, _NOTHING))
                 users = _user_turns(messages)
                 self._flushed[key] = (turns + len(users), length + _length(messages),
-                                      str(users[-1].content or "") if users else last)
+                                      _digest(users[-1]) if users else last)
                 self._flushed.move_to_end(key)
                 while len(self._flushed) > _SESSIONS_KEPT:
                     self._flushed.popitem(last=False)
@@ -151,10 +152,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         users = _user_turns(messages)
         key = session_id or ""
         with self._lock:
-            flushed_turns, flushed_length, flushed_last = self._flushed.get(key, (0, 0, ""))
-            last = (users[-1].content or "") if users else flushed_last
+            flushed_turns, flushed_length, flushed_last = self._flushed.get(key, (0, 0, _NOTHING))
             count = flushed_turns + len(users)
-            marker = f"{count}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
+            marker = f"{count}:{_digest(users[-1]) if users else flushed_last}"
             length = flushed_length + _length(messages)
             turn = self._turns.get(key)
             # A history shorter than at the turn's last read was reset (`Memory.reset()`, a chat
@@ -280,6 +280,14 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 def _length(messages: list[ChatMessage]) -> int:
     """How many messages the history holds, the pending user message appended twice counted once."""
     return sum(1 for i in range(len(messages)) if not _input_again(messages, i))
+
+
+def _digest(message: ChatMessage) -> str:
+    """What tells a user message's words from another's in a turn's marker."""
+    return hashlib.sha256(str(message.content or "").encode()).hexdigest()[:16]
+
+
+_NOTHING = hashlib.sha256(b"").hexdigest()[:16]  # no user message in view nor flushed
 
 
 def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:

@@ -596,3 +596,25 @@ async def test_a_memory_reset_starts_a_new_turn_even_with_the_same_first_message
     await FunctionAgent(tools=[], llm=Script("Cleared.").llm()).run(user_msg="the build fails", memory=memory)
     assert block.episode_id("s1") != first and lam.stats()["episodes"] == 2
     assert lam.episode(first).signal == "accepted"
+
+
+async def test_a_flushed_message_is_not_kept_whole() -> None:
+    """The block counts a session's flushed turns (up to 4096 sessions) and tells the last one's words from
+    another's by a digest: a kept copy of each would hold every session's last long paste in memory."""
+    import gc
+    import tracemalloc
+
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"})
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(40):
+            paste = [ChatMessage(role=MessageRole.USER, content=f"{i} " + "a long pasted log line\n" * 4500)]
+            await block.aput(paste, from_short_term_memory=True, session_id=f"s{i}")
+            del paste
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, kept  # 40 pastes of about 100 kB: 4 MB when kept whole
