@@ -96,11 +96,24 @@ def refusal(refused: str, purpose: str = "") -> tuple[str, str]:
              "name (the role's LOGIN or password, the server's pg_hba.conf)"))
 
 
+# A role that may not create Lamar's tables, or may not use them, is told what to grant, by SQLSTATE
+# (the server's words are in its own language).
+_PRIVILEGES = {"42501": "the role lacks a privilege on Lamar's tables: have their owner grant it, as docs/postgres.md "
+                        "says under \"A role without CREATE\" (USAGE on the schema; SELECT, INSERT, UPDATE, DELETE on "
+                        "its tables; USAGE, SELECT on its sequences), or open the store once as the owner",
+               "3F000": "the role sees no Lamar tables in the URL's search_path and may not create them there: "
+                        "open the store once as a role that may CREATE in that schema (its first open creates the "
+                        "tables), then grant this role what docs/postgres.md lists under \"A role without CREATE\""}
+
+
 def opening_advice(exc: BaseException) -> str:
     """What to do about a connection the server or libpq refused while the store was opened ("" if nothing)."""
     text = str(exc)
     if out_of_slots(exc):
         return f"; {OUT_OF_SLOTS}"
+    granted = _PRIVILEGES.get(getattr(exc, "sqlstate", None) or "")
+    if granted:
+        return f"; {granted}"
     for pattern, fix in _OPENING:
         found = pattern.search(text)
         if found:

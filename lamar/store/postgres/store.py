@@ -288,11 +288,13 @@ class PostgresStore:
         ns, pg = self.namespace, self._db.pg
 
         def run(conn: Connection[Any]) -> None:
-            with conn.transaction():
-                # The table comes with the first save (no schema migration for a cache);
-                # creators take turns on the migration lock.
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                conn.execute(script("state.sql").encode("utf-8"))
+            # The table comes with the first save (no schema migration for a cache); creators take
+            # turns on the migration lock. Once it is there nothing creates it: CREATE ... IF NOT
+            # EXISTS needs CREATE on the schema even then, which an agent's role may lack.
+            if conn.execute("SELECT to_regclass('lamar_state')").fetchone() in (None, (None,)):
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                    conn.execute(script("state.sql").encode("utf-8"))
             with conn.transaction():
                 # A state folded before an `erase` event may hold the text it took out: not kept.
                 # The rewrite lock shared, never waited for: a scrub (which drops the state) holds
