@@ -79,6 +79,7 @@ def test_http_errors_become_model_errors(status: int, words: str) -> None:
     with pytest.raises(ModelError, match=words) as caught:
         model_with(handler).complete("hi")
     assert f"HTTP {status}" in str(caught.value) and "claude-test" in str(caught.value)
+    assert f"HTTP {status}: boom" in str(caught.value), "the SDK's message repeats the status"
 
 
 def test_connection_error_becomes_a_model_error() -> None:

@@ -84,7 +84,8 @@ def test_http_errors_become_model_errors(api: str, status: int, words: str) -> N
 
     with pytest.raises(ModelError, match=words) as caught:
         model_with(handler, api=api).complete("hi")
-    assert f"HTTP {status}" in str(caught.value)
+    # The status once, then the API's words: not the SDK's "Error code: 500 - boom" after it.
+    assert f"HTTP {status}: boom" in str(caught.value) and "error code" not in str(caught.value).lower()
 
 
 def test_connection_error_becomes_a_model_error() -> None:
