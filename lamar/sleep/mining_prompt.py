@@ -210,8 +210,8 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
     """Parse a model reply strictly; returns (lessons, dropped items with reasons, items seen).
 
     The reply must be a JSON list (optionally inside one ```json fence, with prose around it or
-    on lines of its own beside prose) of objects with the keys precondition, action, scope,
-    trace_ids and optionally rationale.
+    on lines of its own beside prose), or an object holding one list, of objects with the keys
+    precondition, action, scope, trace_ids and optionally rationale; other keys are not read.
     """
     if not isinstance(reply, str):
         return [], [Dropped({"batch": list(batch.trace_ids)},
@@ -240,10 +240,21 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
     if problem:
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
                             f"model output {problem}; the whole batch yields nothing")], 0
+    if isinstance(data, dict):
+        data = _wrapped_list(data)
     if not isinstance(data, list):
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
-                            f"model output is a JSON {type(data).__name__}, not a list of lessons")], 0
+                            f"model output is a JSON {type(data).__name__}, not a list of lessons (nor an object "
+                            f"holding one such list)")], 0
     return _parse_items(data, batch)
+
+
+def _wrapped_list(data: dict[str, Any]) -> object:
+    """The one list in an object such as `{"lessons": [...]}`, which a model answering in a JSON
+    object mode (OpenAI's forces an object at the top level) writes; else `data` as it is. A lesson
+    written bare holds `trace_ids`, a list, so an object with a lesson's keys is never unwrapped."""
+    lists = [value for value in data.values() if isinstance(value, list)]
+    return lists[0] if len(lists) == 1 and not _KEYS & set(data) else data
 
 
 def _list_amid_prose(text: str) -> list[Any] | None:
@@ -291,9 +302,7 @@ def _parse_item(item: Any, shown: Mapping[str, str]) -> ParsedLesson | str:
     missing = sorted(_REQUIRED - set(item))
     if missing:
         return f"malformed lesson: missing keys {missing}"
-    extra = sorted(set(item) - _KEYS)
-    if extra:
-        return f"malformed lesson: unexpected keys {extra}"
+    # Other keys a model adds (a confidence, a title) are not read: only these five reach a lesson.
     for key in ("precondition", "action"):
         if not isinstance(item[key], str) or not item[key].strip():
             return f"malformed lesson: {key!r} must be a non-empty string"

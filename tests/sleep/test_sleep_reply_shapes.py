@@ -1,0 +1,76 @@
+"""Replies in the shapes real APIs give, through the real SDKs (HTTP mocked at the transport): a
+JSON object mode's `{"lessons": [...]}` is mined, and keys a lesson does not read are set aside."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+import pytest
+
+from lamar import Lamar, Trace
+from lamar.models import Model
+
+pytest.importorskip("openai", reason="the openai extra is not installed")
+pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+from lamar.models.anthropic import AnthropicModel
+from lamar.models.openai import OpenAIModel
+
+TRACES = [Trace(f"t{i}", {"project": "demo"}, time=float(i), input="the build broke",
+                tool_errors=["module map is stale"], outcome="reverted") for i in range(3)]
+LESSON = {"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
+          "rationale": "the map survives a resolve", "scope": {"project": "demo"}, "trace_ids": ["t0", "t1", "t2"]}
+
+
+def openai_chat(text: str) -> Model:
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json=body)))
+    return OpenAIModel("gpt-test", api="chat", api_key="sk-test", http_client=client, max_retries=0)
+
+
+def anthropic(text: str) -> Model:
+    body = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 3}}
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json=body)))
+    return AnthropicModel("claude-test", api_key="sk-ant-test", http_client=client, max_retries=0)
+
+
+MODELS: list[Callable[[str], Model]] = [openai_chat, anthropic]
+
+
+def mined(model: Model) -> tuple[list[dict[str, Any]], list[str], str]:
+    report = Lamar(":memory:").sleep(traces=TRACES, model=model)
+    return ([p.payload["experience"] for p in report.of_kind("candidate")], [d.reason for d in report.dropped],
+            report.mining_error)
+
+
+@pytest.mark.parametrize("make", MODELS)
+def test_an_object_holding_the_lesson_list_is_mined(make: Callable[[str], Model]) -> None:
+    (exp,), dropped, error = mined(make(json.dumps({"lessons": [LESSON]})))
+    assert (exp["action"], dropped, error) == (LESSON["action"], [], "")
+
+
+@pytest.mark.parametrize("make", MODELS)
+def test_a_key_the_lesson_does_not_read_is_set_aside_not_the_lesson(make: Callable[[str], Model]) -> None:
+    reply = json.dumps({"lessons": [{**LESSON, "confidence": 0.9, "title": "stale module map"}]})
+    (exp,), dropped, _ = mined(make(reply))
+    assert dropped == [] and exp["action"] == LESSON["action"]
+    assert "confidence" not in json.dumps(exp) and "stale module map" not in json.dumps(exp)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        json.dumps(LESSON),  # a bare lesson holds one list (trace_ids): it is not a wrapper
+        json.dumps({"lessons": [LESSON], "rejected": [LESSON]}),  # two lists: which is the answer is a guess
+    ],
+)
+def test_an_object_that_is_no_one_list_of_lessons_is_refused(reply: str) -> None:
+    lessons, dropped, error = mined(openai_chat(reply))
+    refused = "model output is a JSON dict, not a list of lessons (nor an object holding one such list)"
+    assert lessons == [] and dropped == [refused]
+    assert error.startswith("no reply of the model held a lesson list")
