@@ -46,3 +46,20 @@ def test_a_lamar_found_on_path_is_typed_bare_and_none_is_typed_through_python(
     assert program_name() == shlex.quote(str(beside))
     beside.unlink()
     assert program_name() == f"{shlex.quote(sys.executable)} -m lamar.cli"
+
+
+
+@pytest.mark.parametrize("launcher", ["#!{python}\n", "#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\n"])
+def test_the_lamar_of_a_moved_virtual_environment_is_typed_through_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launcher: str) -> None:
+    # A virtual environment moved: its bin/lamar still starts the Python of the old path (pip writes the
+    # second launcher when that path holds a space), so typing it says "not found"; its python -m still runs.
+    python = sys.executable
+    beside = _script(tmp_path / "moved" / "bin")
+    beside.write_text(launcher.format(python=tmp_path / "venv" / "bin" / "python3") + "import lamar.cli\n")
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "lamar" / "cli" / "__main__.py")])  # python -m lamar.cli
+    monkeypatch.setattr(sys, "executable", str(beside.with_name("python3")))
+    monkeypatch.setenv("PATH", str(beside.parent))
+    assert program_name() == f"{shlex.quote(sys.executable)} -m lamar.cli"
+    beside.write_text(launcher.format(python=python))  # a Python that is there
+    assert program_name() == "lamar"
