@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lamar import LamarError
+from lamar_claude_code.layout import Layout, dump, layout_of
 from lamar_claude_code.state import write_atomically
 
 EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
@@ -201,30 +202,27 @@ def is_lamar(handler: Any) -> bool:
     return "lamar" in command and any(mark in command for mark in MARKS)
 
 
-BOM = b"\xef\xbb\xbf"
-
-
 def read_settings(path: Path) -> dict[str, Any]:
     return _read(path)[0]
 
 
-def _read(path: Path) -> tuple[dict[str, Any], bytes]:
-    """The settings, and the byte-order mark the file starts with (b"" for none), to write it back.
+def _read(path: Path) -> tuple[dict[str, Any], Layout]:
+    """The settings, and the file's layout (its byte-order mark, indentation, line ends), to write it back so.
 
     Claude Code's CLI skips a UTF-8 byte-order mark (an editor on Windows may save one), so the
     file is read as Claude Code reads it.
     """
     if not path.exists():
-        return {}, b""
+        return {}, Layout()
     try:
         raw = path.read_bytes()
-        mark = BOM if raw.startswith(BOM) else b""
-        data = json.loads(raw[len(mark):].decode("utf-8") or "{}")
+        layout = layout_of(raw)
+        data = json.loads(raw[len(layout.bom):].decode("utf-8") or "{}")
     except (OSError, ValueError) as exc:
         raise SettingsError(f"{path} is not valid JSON ({exc}); fix it by hand, it was left untouched") from None
     if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
         raise SettingsError(f"{path} is not a settings object with a 'hooks' object; it was left untouched")
-    return data, mark
+    return data, layout
 
 
 def install(path: Path, command: str) -> list[str]:
@@ -235,7 +233,7 @@ def install(path: Path, command: str) -> list[str]:
     older install may still name). Writes are atomic (temporary file, fsync, rename) and a second
     install changes nothing.
     """
-    data, mark = _read(path)
+    data, layout = _read(path)
     hooks = data.setdefault("hooks", {})
     changes = []
     for event, groups in plugin_hooks(command).items():
@@ -248,13 +246,13 @@ def install(path: Path, command: str) -> list[str]:
         hooks[event] = kept + groups
         changes.append(f"{'updated' if removed else 'added'} {event} hook: {shown(command)}")
     if changes:
-        _save(path, data, mark)
+        _save(path, data, layout)
     return changes
 
 
 def uninstall(path: Path) -> list[str]:
     """Remove Lamar's entries only; returns the changes made."""
-    data, mark = _read(path)
+    data, layout = _read(path)
     hooks = data.get("hooks", {})
     changes = []
     for event in list(hooks):
@@ -270,7 +268,7 @@ def uninstall(path: Path) -> list[str]:
     if changes:
         if not hooks:
             data.pop("hooks", None)
-        _save(path, data, mark)
+        _save(path, data, layout)
     return changes
 
 
@@ -326,8 +324,8 @@ def _without_lamar(groups: list[Any]) -> tuple[list[Any], list[str]]:
     return kept, removed
 
 
-def _save(path: Path, data: dict[str, Any], mark: bytes) -> None:
-    """Write `data` atomically, starting with the byte-order mark the file had (`mark`, or b"")."""
+def _save(path: Path, data: dict[str, Any], layout: Layout) -> None:
+    """Write `data` atomically, laid out as the file was (`layout`)."""
     from lamar.read_only import marked_read_only
 
     path = Path(os.path.realpath(path))  # a link (~/.claude/settings.json into a dotfiles folder) stays a link
@@ -335,13 +333,7 @@ def _save(path: Path, data: dict[str, Any], mark: bytes) -> None:
         raise SettingsError(f"{path} is read-only (mode {_mode_of(path):04o}): make it writable (chmod u+w {path}) "
                             "to let Lamar change its hooks, or add them by hand; it was left untouched")
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        body = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        # The file held an escaped lone surrogate ("\ud800"), which UTF-8 cannot hold: every
-        # character written as an escape keeps it, and everything else, exactly as it was.
-        body = (json.dumps(data, indent=2) + "\n").encode("ascii")
-    write_atomically(path, mark + body, mode=_mode_of(path))
+    write_atomically(path, dump(data, layout), mode=_mode_of(path))
 
 
 def _mode_of(path: Path) -> int:

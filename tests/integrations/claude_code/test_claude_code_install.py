@@ -180,6 +180,36 @@ def test_a_settings_file_that_is_a_link_stays_a_link(repo: Path, env: dict[str, 
     assert user.is_symlink() and json.loads(dotfiles.read_text()) == THEIRS
 
 
+
+@pytest.mark.parametrize("written", [
+    json.dumps(THEIRS, indent=4),  # an editor's four spaces, no final newline
+    json.dumps(THEIRS, indent="\t") + "\n",
+    (json.dumps(THEIRS, indent=2) + "\n").replace("\n", "\r\n"),  # saved on Windows
+    json.dumps(THEIRS, separators=(",", ":")),  # one line, as jq -c writes it
+])
+def test_uninstall_leaves_the_team_file_byte_for_byte_as_it_was(repo: Path, env: dict[str, str],
+                                                                  written: str) -> None:
+    # A committed .claude/settings.json laid out otherwise than two spaces and a newline came back from
+    # install and uninstall rewritten whole: a diff of every line in git for a file Lamar left as it found it.
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(written.encode())
+    assert lamar(env, repo, "install", "--project").stdout.count("added") == 5
+    merged, lines = settings.read_bytes(), written.encode().splitlines(keepends=True)
+    assert merged.splitlines(keepends=True)[:2] == lines[:2] or (len(lines) == 1 and b"\n" not in merged)
+    assert merged.endswith(b"}") == written.endswith("}") and len(installed(settings)) == 5
+    assert lamar(env, repo, "uninstall", "--project").stdout.count("removed") == 5
+    assert settings.read_bytes() == written.encode()
+
+
+def test_an_empty_settings_object_gets_two_spaces(repo: Path, env: dict[str, str]) -> None:
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")  # what uninstall leaves of a file install made
+    lamar(env, repo, "install", "--project")
+    assert settings.read_text().startswith('{\n  "hooks": {\n    "SessionStart": [\n') and installed(settings)
+
+
 def test_a_settings_file_holding_an_escaped_lone_surrogate_keeps_it(repo: Path, env: dict[str, str]) -> None:
     # Valid JSON that UTF-8 cannot hold once unescaped: written back escaped, nothing else changed.
     settings = repo / ".claude" / "settings.json"
