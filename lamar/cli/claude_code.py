@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.claude_code_advice import carry, holds_lessons, no_lessons, reinstall
+from lamar.cli.claude_code_advice import carry, holds_lessons, no_lessons, older, reinstall
 from lamar.program import program_name
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
@@ -203,9 +203,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"    FAILS without your PATH: {problem}; run lamar claude-code install again")
             else:
                 print("    runs without your PATH")
-            if "quick.py" in command and not command.endswith(settings.FAIL_OPEN):
-                print("    no `|| exit 1`: should quick.py go, Python's exit 2 would block your prompts; "
-                      "run lamar claude-code install again")
+            if lacks := older(command):
+                print(f"    {lacks}; run lamar claude-code install again")
     _plugin_status(repo)
     twice = _twice_note(_enabled_plugins(repo), holding)
     if twice:

@@ -43,6 +43,20 @@ def reinstall(scope: str, command: str) -> str:
             "writes this Lamar's instead")
 
 
+
+def older(command: str) -> str:
+    """What an entry an older `install` wrote lacks of the command it writes now ("" when nothing)."""
+    from lamar_claude_code import settings
+
+    if "quick.py" not in command:
+        return ""
+    if not command.endswith(settings.FAIL_OPEN):
+        return "no `|| exit 1`: should quick.py go, Python's exit 2 would block your prompts"
+    if settings.shown(command) == command:  # the guard came later than `|| exit 1`
+        return ("no check of its Python and quick.py: should one go, each event shows only the shell's "
+                "\"not found\", naming no fix")
+    return ""
+
 def no_lessons(location: str, explicit: str | None, folder: str) -> str:
     """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
     from lamar_claude_code.context import find_repo, project_name
