@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.claude_code_advice import carry, holds_lessons, no_lessons, older, reinstall
+from lamar.cli.claude_code_advice import carry, holds_lessons, no_lessons, older, plugin_still_on, reinstall
 from lamar.program import program_name
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
@@ -168,6 +168,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     settings = _integration()
     path = _settings_file(args)
     _write(settings, path, lambda: settings.uninstall(path), "no Lamar hooks to remove")
+    plugin_still_on(path.parent.parent)
     return 0
 
 

@@ -57,6 +57,16 @@ def older(command: str) -> str:
                 "\"not found\", naming no fix")
     return ""
 
+
+def plugin_still_on(project: Any) -> None:
+    """After `uninstall`, say so when an enabled copy of the plugin still runs Lamar's hooks in `project`: the
+    entries gone, "no Lamar hooks to remove" alone reads as Lamar off."""
+    from lamar_claude_code.installed_plugin import installed_plugins
+
+    for plugin in sorted({p.id for p in installed_plugins(project=project) if p.enabled and p.events}):
+        print(f"note: the plugin {plugin} still runs Lamar's hooks: `claude plugin disable {plugin}` turns it off",
+              file=sys.stderr)
+
 def no_lessons(location: str, explicit: str | None, folder: str) -> str:
     """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
     from lamar_claude_code.context import find_repo, project_name

@@ -484,6 +484,18 @@ def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path
     assert "twice" not in lamar(env, repo, "status").stdout
 
 
+def test_uninstall_names_the_plugin_that_still_runs_lamar(repo: Path, env: dict[str, str]) -> None:
+    # With the plugin enabled, uninstall said only "no Lamar hooks to remove", which reads as Lamar off.
+    claude = _plugin_installed(env)
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": True}}))
+    done = lamar(env, repo, "uninstall")
+    assert done.returncode == 0 and "no Lamar hooks to remove" in done.stdout
+    assert ("note: the plugin lamar@lamar still runs Lamar's hooks: `claude plugin disable lamar@lamar` turns it off"
+            in done.stderr.splitlines()), done.stderr
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": False}}))
+    assert "plugin" not in lamar(env, repo, "uninstall").stderr
+
+
 def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """With the plugin installed and no settings entries, a bare `status` showed ~/.lamar/experience.json,
     "(missing)", "last event: none seen yet", while the plugin's hooks wrote to the plugin's store."""
