@@ -4,7 +4,6 @@ re-selecting what another retriever found)."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
@@ -34,9 +33,9 @@ from lamar import (
 from lamar.arguments import slots as checked_slots
 from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
-from lamar.recall import prompt_line
 from lamar.safety.ids import id_problem
 from lamar.safety.lessons import lesson_refusal
+from lamar.shown import shown_lesson
 from lamar_langchain.conventions import (
     EPISODE_ID,
     EXPERIENCE_ID,
@@ -206,7 +205,7 @@ class LamarRetriever(BaseRetriever):
                     continue
                 if self.on_unknown == "drop":
                     continue
-                if _id_problem(exp_id):  # the corpus's text, which add refuses as an id: returned in metadata
+                if id_problem(exp_id):  # the corpus's text, which add refuses as an id: returned in metadata
                     exp_id = _stable_id(doc.page_content)
                 if not self._known(exp_id) and not self._add_cold(exp_id, doc, query):
                     pool.passthrough.append(doc)  # not a lesson Lamar can hold: a plain document
@@ -269,28 +268,23 @@ class LamarRetriever(BaseRetriever):
             # A chain pastes page_content into its prompt with no fence around it: the text is neutralized
             # as inside as_prompt()'s fence, so a lesson cannot pose as a turn, a template token or the fence;
             # and one stored before the checks at add is cut, or left out, as that fence cuts or leaves it out.
-            text, fields = prompt_line(exp.render()), _fields(exp) if pool is None else {}
-            if text is None or fields is None:  # wrapping, the scope is in no document: only the text counts
-                log.warning("Lamar left lesson %s out of the documents: its text holds what looks like a "
-                            "credential (stored before add checked for them); erase it with lamar erase",
-                            exp.id if not _id_problem(exp.id) else "(its id is not shown)")
-                continue
-            if _id_problem(exp.id):  # an id add refuses now, which the metadata would carry as it is
-                log.warning("Lamar left a lesson out of the documents: its id (stored before add checked ids) "
-                            "would not read as itself; retire it and add it again under a new id")
+            # Wrapping a retriever, the fields and scope are in no document: only the text counts.
+            shown = shown_lesson(exp, fields=pool is None)
+            if shown.left_out:
+                log.warning("Lamar left a lesson out of the documents: %s", shown.left_out)
                 continue
             lesson = {
                 EXPERIENCE_ID: exp.id,
                 EPISODE_ID: rec.episode_id,
                 "verdict": self.lamar.evidence(exp.id).verdict.value,
-                "lesson": text,
+                "lesson": shown.text,
                 "rank": len(docs),
             }
             if pool is None:
                 # A document prompt may render any metadata key ("{action}"): the lesson's own text is quoted
                 # there as in page_content; programs read the stored text with lamar.get(experience_id).
-                docs.append(Document(page_content=text, id=exp.id, metadata={
-                    **lesson, **fields, "status": exp.status.value}))
+                docs.append(Document(page_content=shown.text, id=exp.id, metadata={
+                    **lesson, **shown.fields, "scope": shown.scope, "status": exp.status.value}))
             else:
                 base = pool.by_id[exp.id]
                 docs.append(base.model_copy(update={"metadata": {
@@ -298,26 +292,6 @@ class LamarRetriever(BaseRetriever):
         if pool is not None:  # plain documents fill what the lessons left, the holdout's slots included
             docs += pool.passthrough[:max(0, slots - len(docs))]
         return docs
-
-
-def _fields(exp: Experience) -> dict[str, Any] | None:
-    """The lesson's fields and scope as its document's metadata gives them: each as the prompt's line is
-    (`prompt_line`: quoted, cut to its length); None when one would show a credential."""
-    shown = {name: _field(getattr(exp, name)) for name in ("precondition", "action", "rationale")}
-    scope = {_field(k): _field(v) for k, v in exp.scope.items()}
-    if None in shown.values() or None in scope or None in scope.values():
-        return None
-    return {**shown, "scope": scope}
-
-
-@functools.lru_cache(maxsize=4096)
-def _id_problem(exp_id: str) -> str:
-    return id_problem(exp_id)  # cached: the same lessons come back call after call
-
-
-@functools.lru_cache(maxsize=4096)
-def _field(text: str) -> str | None:
-    return prompt_line(text) if text else ""  # cached: the same lessons come back call after call
 
 
 def _stable_id(text: str) -> str:

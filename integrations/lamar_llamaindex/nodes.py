@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -9,7 +10,9 @@ from llama_index.core.schema import BaseNode, Document, NodeWithScore, TextNode
 
 from lamar import Experience, InvalidArgument, Lamar, Status
 from lamar.integration import engine
-from lamar.recall import neutralize
+from lamar.shown import shown_lesson
+
+log = logging.getLogger(__name__)
 
 EXPERIENCE_ID = "experience_id"
 """Metadata key naming the lesson a node stands for."""
@@ -46,7 +49,7 @@ def lessons_to_nodes(lamar: Lamar, status: Status | str | Iterable[Status | str]
     >>> node.text, experience_id_of(node) == eid, node.metadata["scope_project"]
     ('When the build fails, clear the cache.', True, 'shop')
     """
-    return [TextNode(**_node_fields(exp)) for exp in _select(lamar, status, scope, "lessons_to_nodes")]
+    return [TextNode(**fields) for fields in _nodes_fields(_select(lamar, status, scope, "lessons_to_nodes"))]
 
 
 def lessons_to_documents(lamar: Lamar, status: Status | str | Iterable[Status | str] | None = None, *,
@@ -65,7 +68,7 @@ def lessons_to_documents(lamar: Lamar, status: Status | str | Iterable[Status | 
     Returns:
         One document per lesson, in the order the lessons were added.
     """
-    return [Document(**_node_fields(exp)) for exp in _select(lamar, status, scope, "lessons_to_documents")]
+    return [Document(**fields) for fields in _nodes_fields(_select(lamar, status, scope, "lessons_to_documents"))]
 
 
 def experience_id_of(node: BaseNode | NodeWithScore) -> str | None:
@@ -110,20 +113,29 @@ def _select(lamar: Lamar, status: Status | str | Iterable[Status | str] | None,
     return [exp for exp in lamar.experiences(scope=scope) if exp.status in wanted]
 
 
-def _node_fields(exp: Experience) -> dict[str, Any]:
-    meta: dict[str, Any] = {EXPERIENCE_ID: exp.id, "status": exp.status.value}
-    meta.update({f"{SCOPE_PREFIX}{key}": value for key, value in exp.scope.items()})
-    return {
-        "id_": exp.id,
-        # Lessons can be mined from traces by a model; neutralized text cannot pose as a
-        # role marker or template token once the synthesizer pastes it into a prompt.
-        "text": neutralize(exp.render()),
-        "metadata": meta,
-        # The rendered lesson says everything; ids and scope would only add noise to the
-        # embedding and leak identifiers into the LLM prompt.
-        "excluded_embed_metadata_keys": list(meta),
-        "excluded_llm_metadata_keys": list(meta),
-    }
+def _nodes_fields(lessons: list[Experience]) -> list[dict[str, Any]]:
+    """Each lesson's node as the prompt's fence would show it (`lamar.shown.shown_lesson`): one stored before
+    add checked it whose text, scope or id would show what the fence leaves out is left out, with a warning."""
+    out = []
+    for exp in lessons:
+        shown = shown_lesson(exp)
+        if shown.left_out:
+            log.warning("Lamar left a lesson out of the nodes: %s", shown.left_out)
+            continue
+        meta: dict[str, Any] = {EXPERIENCE_ID: exp.id, "status": exp.status.value}
+        meta.update({f"{SCOPE_PREFIX}{key}": value for key, value in shown.scope.items()})
+        out.append({
+            "id_": exp.id,
+            # Lessons can be mined from traces by a model; the synthesizer pastes the text into a prompt with
+            # no fence around it, so it is the fence's line: no role marker or template token, cut to length.
+            "text": shown.text,
+            "metadata": meta,
+            # The rendered lesson says everything; ids and scope would only add noise to the
+            # embedding and leak identifiers into the LLM prompt.
+            "excluded_embed_metadata_keys": list(meta),
+            "excluded_llm_metadata_keys": list(meta),
+        })
+    return out
 
 
 __all__ = [

@@ -3,10 +3,13 @@ is shown (a tool's answer, a retriever document's metadata, a rules file's comme
 
 from __future__ import annotations
 
+import functools
+
 ALLOWED = ("an id is one word shown as it is (letters, digits and signs such as - _ . : /, e.g. exp_1a2b or "
            "doc-7), with no space, line break, '<', '>' or role marker such as 'System:'; or \"\" for a new id")
 
 
+@functools.lru_cache(maxsize=4096)  # cached: the same lessons' ids are checked call after call
 def id_problem(exp_id: str) -> str:
     """Why `exp_id` cannot name a new lesson, or "" when it can (`ALLOWED` says which can).
 
