@@ -12,6 +12,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, NodeWithScore
 
 from lamar import Experience, InvalidArgument, Lamar, LamarError, Signal, StoreError
+from lamar.shown import shown_lesson
 from lamar.signals import to_reward
 from lamar_llamaindex.nodes import engine, episode_id_of
 
@@ -123,7 +124,9 @@ def close_log(log: EpisodeLog) -> None:
 
 def record_episode(episode_id: str, context: Mapping[str, str], lessons: Iterable[Experience] = ()) -> None:
     """Add an episode, and the lessons it injected, to every log open in this context."""
-    injected = [(lesson.id, lesson.render()) for lesson in lessons]
+    # As the prompt's fence shows them: one stored before add's checks that it leaves out was not injected.
+    shown = ((lesson.id, shown_lesson(lesson, fields=False)) for lesson in lessons)
+    injected = [(exp_id, lesson.text) for exp_id, lesson in shown if not lesson.left_out]
     for log in _OPEN_LOGS.get():
         log.ids.append(episode_id)
         log.contexts[episode_id] = dict(context)

@@ -13,8 +13,18 @@ from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRan
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from lamar import InvalidArgument, InvalidContext, Lamar, Recall, Status, StoreError, UnknownExperience
+from lamar import (
+    Experience,
+    InvalidArgument,
+    InvalidContext,
+    Lamar,
+    Recall,
+    Status,
+    StoreError,
+    UnknownExperience,
+)
 from lamar.experience import check_context, fit_context
+from lamar.shown import shown_lesson
 from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, engine, experience_id_of, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -183,10 +193,12 @@ class LamarPostprocessor(BaseNodePostprocessor):
         chosen: list[NodeWithScore] = []
         if recall is not None:
             record_episode(recall.episode_id, recall.context, recall.experiences)
-            n = len(recall.ids)
-            for rank, exp_id in enumerate(recall.ids):
+            # A lesson stored before add's checks whose text or id the prompt's fence would leave out is left
+            # out here too: the index's node most likely holds that text (`lamar.shown.shown_lesson`).
+            shown = [exp.id for exp in recall.experiences if not _left_out(exp)]
+            for rank, exp_id in enumerate(shown):
                 chosen.append(NodeWithScore(node=_stamped(lessons[exp_id], recall.episode_id),
-                                            score=1.0 - rank / n))
+                                            score=1.0 - rank / len(shown)))
         out = chosen + (others if self.passthrough else [])
         dispatcher.event(ReRankEndEvent(nodes=out))
         return out
@@ -195,6 +207,13 @@ class LamarPostprocessor(BaseNodePostprocessor):
         # The standard rerank events let observability tools show Lamar's step like any reranker.
         dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n,
                                           model_name="lamar"))
+
+
+def _left_out(exp: Experience) -> bool:
+    why = shown_lesson(exp, fields=False).left_out  # the node's own metadata is the index's, not the lesson's
+    if why:
+        log.warning("Lamar left a lesson out of the nodes: %s", why)
+    return bool(why)
 
 
 def _stamped(item: NodeWithScore, episode_id: str) -> Any:
