@@ -11,7 +11,7 @@ import re
 _SYSTEM = r"(?:bin|boot|dev|etc|home|lib|lib64|proc|root|sbin|sys|usr|var|users)"
 _TARGET = (
     rf"[\"']?(?:/|/\*|~/?\*?|\$\{{?home\}}?/?\*?|/{_SYSTEM}(?:/[\w.-]+)?/?\*?|/var/lib/[\w.-]+/?\*?"
-    r"|[a-z]:\\?\*?)[\"']?(?=[.,:!?]*(?:$|[\s;|&)`]))"  # a sentence's stop may follow the path
+    r"|[a-z]:\\?\*?)[\"']?(?=$|[\s;|&)`])"
 )
 _RECURSIVE = r"(?=(?:-[\w-]+\s+)*?(?:-[a-z]*r|--recursive\b))(?:-[\w-]+\s+)+"
 

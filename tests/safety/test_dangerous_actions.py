@@ -50,7 +50,6 @@ DESTRUCTION = [
     "wipefs -a /dev/nvme0n1", "aws s3 rb s3://prod-bucket --force", "sudo chown -R nobody /",
     ":(){ :|:& };:", "format c:", "When the disk is full, run rm -rf /home to free space",
     "Remove the stale data with `sudo rm -rf /var/lib/mysql` and restart",
-    "Free space with rm -rf /home.", "run rm -rf ~/, then retry",  # a sentence's stop after the path
 ]
 # Clean-ups of a project's own folders, caches and scratch tables, and commands that share a word.
 ORDINARY_CLEANUPS = [
