@@ -188,16 +188,3 @@ def test_traces_that_need_more_calls_than_max_model_calls_make_none() -> None:
 def test_a_bad_max_model_calls_is_refused(value: object) -> None:
     with pytest.raises(InvalidArgument, match="max_model_calls must be a whole number >= 1 or None"):
         Lamar(":memory:").sleep(max_model_calls=value)  # type: ignore[arg-type]
-
-
-def test_a_mined_lesson_that_destroys_a_home_a_disk_or_a_database_is_dropped() -> None:
-    traces = [Trace(f"t{i}", {"project": "demo"}, time=float(i), input="the disk is full", outcome="reverted")
-              for i in range(2)]
-    commands = ["rm -rf ~/", "sudo rm -rf /var/lib/postgresql", "chmod -R 777 /", "DROP DATABASE prod"]
-    reply = json.dumps([{"precondition": f"when the disk is full ({n})", "action": f"run {command}",
-                         "rationale": "frees space", "scope": {"project": "demo"}, "trace_ids": ["t0", "t1"]}
-                        for n, command in enumerate(commands)])
-    report = Lamar(":memory:").sleep(traces=traces, model=recording(lambda prompt: reply, []))
-    assert report.of_kind("candidate") == []
-    assert [d.item["action"] for d in report.dropped] == [f"run {command}" for command in commands]
-    assert all("destroys what cannot be recovered" in d.reason for d in report.dropped), report.dropped
