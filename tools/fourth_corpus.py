@@ -15,11 +15,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lamar.safety import injection_reason, prompt_safe, scrub
+from lamar.safety import prompt_safe, scrub
 from tests.safety.fourth_formats import BREAKOUTS, ORDINARY, SECRETS, Breakout, Secret
 
 sys.path.insert(0, str(ROOT / "tools"))  # the third corpus's tool: how a leak and an ordinary line count
-from third_corpus import leaked, ordinary_figures
+from third_corpus import leaked, report
 
 
 def secret_caught(case: Secret) -> tuple[bool, str]:
@@ -48,29 +48,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="print every case, not only the misses")
     args = parser.parse_args()
-
-    caught = 0
-    for case in SECRETS:
-        ok, note = secret_caught(case)
-        caught += ok
-        if args.all or not ok:
-            print(f"  secret {'caught' if ok else 'MISSED'}: {case.family}: {case.line!r}: {note}")
-    fence = screen = 0
-    for look in BREAKOUTS:
-        ok, shown = fenced(look)
-        reason = injection_reason(look.text)
-        fence += ok
-        screen += reason is not None
-        if args.all or not ok:
-            print(f"  fence {'caught' if ok else 'MISSED'}: {look.family}: {shown!r}  (screen: {reason})")
-    changed, marked, named = ordinary_figures(ORDINARY)
-    n, m, k = len(SECRETS), len(BREAKOUTS), len(ORDINARY)
-    print(f"secrets caught: {caught} of {n} formats ({100 * caught / n:.0f}%)")
-    print(f"fence break-outs marked or defanged by prompt_safe: {fence} of {m}; "
-          f"named by injection_reason: {screen} of {m}")
-    print(f"ordinary lines changed by scrub: {changed} of {k}; marked by the fence: {marked}; "
-          f"named by the screen: {named}")
-    return 0
+    return report(SECRETS, BREAKOUTS, ORDINARY, all_cases=args.all, caught=secret_caught, fenced_by=fenced,
+                  secret_label=lambda case, note: f"{case.family}: {case.line!r}: {note}",
+                  look_label=lambda look: look.family, looks_word="break-outs")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ import argparse
 import html
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -72,33 +73,43 @@ def ordinary_figures(lines: Iterable[str]) -> tuple[int, int, int]:
     return changed, marked, named
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--all", action="store_true", help="print every case, not only the misses")
-    args = parser.parse_args()
-
-    caught = 0
-    for case in SECRETS:
-        ok, note = secret_caught(case)
-        caught += ok
-        if args.all or not ok:
-            print(f"  secret {'caught' if ok else 'MISSED'}: {case.name}: {note}  ({case.source})")
+def report(secrets: Iterable[Any], looks: Iterable[Any], ordinary: Iterable[str], *, all_cases: bool,
+           caught: Callable[[Any], tuple[bool, str]], fenced_by: Callable[[Any], tuple[bool, str]],
+           secret_label: Callable[[Any, str], str], look_label: Callable[[Any], str], looks_word: str) -> int:
+    """Print a corpus's misses (every case with `all_cases`) and its three figures: the third, fourth and fifth
+    corpora are scored alike and differ only in how a case is named."""
+    secrets, looks, ordinary = list(secrets), list(looks), list(ordinary)
+    found = 0
+    for case in secrets:
+        ok, note = caught(case)
+        found += ok
+        if all_cases or not ok:
+            print(f"  secret {'caught' if ok else 'MISSED'}: {secret_label(case, note)}")
     fence = screen = 0
-    for look in LOOKALIKES:
-        ok, shown = fenced(look)
+    for look in looks:
+        ok, shown = fenced_by(look)
         reason = injection_reason(look.text)
         fence += ok
         screen += reason is not None
-        if args.all or not ok:
-            print(f"  fence {'caught' if ok else 'MISSED'}: {look.name}: {shown!r}  (screen: {reason})")
-    changed, marked, named = ordinary_figures(ORDINARY)
-    n, m, k = len(SECRETS), len(LOOKALIKES), len(ORDINARY)
-    print(f"secrets caught: {caught} of {n} formats ({100 * caught / n:.0f}%)")
-    print(f"fence look-alikes marked or defanged by prompt_safe: {fence} of {m}; "
+        if all_cases or not ok:
+            print(f"  fence {'caught' if ok else 'MISSED'}: {look_label(look)}: {shown!r}  (screen: {reason})")
+    changed, marked, named = ordinary_figures(ordinary)
+    n, m, k = len(secrets), len(looks), len(ordinary)
+    print(f"secrets caught: {found} of {n} formats ({100 * found / n:.0f}%)")
+    print(f"fence {looks_word} marked or defanged by prompt_safe: {fence} of {m}; "
           f"named by injection_reason: {screen} of {m}")
     print(f"ordinary lines changed by scrub: {changed} of {k}; marked by the fence: {marked}; "
           f"named by the screen: {named}")
     return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--all", action="store_true", help="print every case, not only the misses")
+    args = parser.parse_args()
+    return report(SECRETS, LOOKALIKES, ORDINARY, all_cases=args.all, caught=secret_caught, fenced_by=fenced,
+                  secret_label=lambda case, note: f"{case.name}: {note}  ({case.source})",
+                  look_label=lambda look: look.name, looks_word="look-alikes")
 
 
 if __name__ == "__main__":
