@@ -14,6 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+from tests.integrations.ui.test_ui_resend import to_review
 from tests.integrations.ui.test_ui_trial import serving
 
 
@@ -26,12 +27,7 @@ def test_back_after_adding_a_lesson_shows_the_review_again(tmp_path: Path, brows
     with Lamar(str(store)) as lam:
         lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
     with serving(store) as url:
-        browser.get(url)
-        browser.get(url.split("/?")[0] + "/add")
-        browser.find_element(By.NAME, "precondition").send_keys("a test flakes")
-        browser.find_element(By.NAME, "action").send_keys("rerun it once")
-        browser.find_element(By.XPATH, "//form[@class='add']//button").click()
-        WebDriverWait(browser, 10).until(lambda d: "Add this lesson?" in d.page_source)
+        to_review(browser, url)
         browser.find_element(By.XPATH, "//button[normalize-space()='Yes, add it']").click()
         WebDriverWait(browser, 10).until(lambda d: "/lessons/" in d.current_url)
         browser.back()  # to the review, which answered the first POST

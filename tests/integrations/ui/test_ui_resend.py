@@ -26,17 +26,22 @@ def _review_id(page: str) -> str:
     return found.group(1)
 
 
+def to_review(driver, url: str) -> None:
+    """Open the launch's address (which sets the token cookie), then ask to add a lesson, and wait for its review."""
+    driver.get(url)
+    driver.get(url.split("/?")[0] + "/add")
+    driver.find_element(By.NAME, "precondition").send_keys("a test flakes")
+    driver.find_element(By.NAME, "action").send_keys("rerun it once")
+    driver.find_element(By.XPATH, "//form[@class='add']//button").click()
+    WebDriverWait(driver, 10).until(lambda d: "Add this lesson?" in d.page_source)
+
+
 def test_a_review_stays_put_while_an_agent_writes(tmp_path: Path, browser) -> None:  # noqa: F811
     store = tmp_path / "lessons.db"
     with Lamar(str(store)) as lam:
         lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
     with serving(store) as url:
-        browser.get(url)
-        browser.get(url.split("/?")[0] + "/add")
-        browser.find_element(By.NAME, "precondition").send_keys("a test flakes")
-        browser.find_element(By.NAME, "action").send_keys("rerun it once")
-        browser.find_element(By.XPATH, "//form[@class='add']//button").click()
-        WebDriverWait(browser, 10).until(lambda d: "Add this lesson?" in d.page_source)
+        to_review(browser, url)
         shown = _review_id(browser.page_source)
         with Lamar(str(store)) as lam:  # an agent at work while the user reads the review
             lam.recall({"project": "trace"})
