@@ -184,6 +184,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     repo = find_repo(os.getcwd())
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
     holding: list[Any] = []
+    fails = False  # any FAILS line: a script checking status reads Lamar as off from its exit code
     for scope, path in settings_files(repo):
         try:
             entries = settings.entries(settings.read_settings(path))
@@ -198,6 +199,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 checked[command] = missing or settings.runs_without_path(command)
             problem = checked[command]
             print(f"  {event}: {settings.shown(command)}")
+            fails = fails or bool(problem)
             if missing:
                 print(f"    FAILS: {missing}, so Lamar is off; {reinstall(scope, command)}")
             elif problem:
@@ -206,7 +208,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print("    runs without your PATH")
             if lacks := older(command):
                 print(f"    {lacks}; run lamar claude-code install again")
-    _plugin_status(repo)
+    fails = _plugin_status(repo) or fails
     twice = _twice_note(_enabled_plugins(repo), holding)
     if twice:
         print(twice)
@@ -254,7 +256,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"log lines that could not be written there, in {fallback}:")
             for line in lost:
                 print(f"  {line}")
-    return 0
+    return 1 if fails else 0
 
 
 def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> tuple[str, str]:
@@ -335,10 +337,12 @@ def _twice_note(plugins: list[str], files: list[Any]) -> str:
             "with --local, --project or --user)")
 
 
-def _plugin_status(repo: Any) -> None:
+def _plugin_status(repo: Any) -> bool:
+    """Print each installed copy of the plugin and whether its hooks start; True when one FAILS."""
     from lamar_claude_code.installed_plugin import check, installed_plugins
 
     plugins = installed_plugins(project=repo)
+    fails = False
     if not plugins:
         print("plugin: not installed")
     for plugin in plugins:
@@ -349,13 +353,16 @@ def _plugin_status(repo: Any) -> None:
             print(f"    FAILS: its python option names {python}, which is gone (its virtual environment deleted or "
                   f"moved), so Lamar is off; `claude plugin install {plugin.id} --config python="
                   f"{shlex.quote(sys.executable)}` sets it to this Lamar's")
+            fails = True
             continue
         problem, runs = check(plugin)
         if problem:
             print(f"    FAILS without your PATH: {problem}")
+            fails = True
         else:
             first, *notes = runs.splitlines() or [""]
             print(f"    runs without your PATH ({first})" + "".join(f"\n    but {note}" for note in notes))
+    return fails
 
 
 def no_traces_yet(path: str) -> str | None:

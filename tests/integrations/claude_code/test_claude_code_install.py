@@ -275,6 +275,22 @@ def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str
     assert "readable by other users" not in status.stdout  # the hooks made it their user's only
 
 
+def test_status_exits_1_when_an_entry_fails(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    # It printed FAILS and exited 0: a script or a check in CI took the hooks for working while Lamar was off.
+    store = tmp_path / "lessons.db"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    healthy = lamar(env, repo, "status")
+    assert healthy.returncode == 0 and "FAILS" not in healthy.stdout, healthy.stdout + healthy.stderr
+    settings = repo / ".claude" / "settings.local.json"
+    data = json.loads(settings.read_text())
+    entry = data["hooks"]["Stop"][-1]["hooks"][0]
+    entry["command"] = entry["command"].replace(sys.executable, str(tmp_path / "deleted-venv" / "bin" / "python"))
+    settings.write_text(json.dumps(data))
+    broken = lamar(env, repo, "status")
+    assert broken.returncode == 1 and broken.stdout.count("FAILS") == 1, broken.stdout + broken.stderr
+    assert broken.stderr == ""  # every line is still printed, to stdout as before
+
+
 def test_status_names_a_store_others_can_read(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """A store made before Lamar made the hooks' store private keeps the umask's modes; status says so."""
     store = tmp_path / "lessons.db"
@@ -447,7 +463,8 @@ def test_status_reads_each_settings_file_once(repo: Path, tmp_path: Path, monkey
         return read_bytes(self)
 
     monkeypatch.setattr(Path, "read_bytes", counted)
-    assert main(["claude-code", "status", "--store", str(tmp_path / "lessons.db")]) == 0
+    # 1: a bare `lamar` is not found on the PATH Claude Code may start with, so its entries FAIL
+    assert main(["claude-code", "status", "--store", str(tmp_path / "lessons.db")]) == 1
     out = capsys.readouterr().out
     assert f"local settings {local}: installed" in out and f"project settings {team}: not installed" in out
     assert f"user settings {user}: cannot be read" in out
@@ -506,7 +523,7 @@ def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dic
         "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
     bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
     status = lamar(bare, repo, "status")
-    assert status.returncode == 0, status.stderr
+    assert status.returncode == 1, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
     assert f"store: {store} (missing) (the plugin lamar@lamar's)" in status.stdout.splitlines(), status.stdout
     assert f"log: {store}.claude-code.log" in status.stdout
     default = Path(bare["HOME"]) / ".local" / "share" / "lamar" / "experience.db"  # the option left empty
@@ -533,7 +550,7 @@ def test_status_over_a_store_with_no_lessons_says_how_to_give_it_some(repo: Path
               "--precondition .. --action .. --scope project=shop` writes one by hand for this project (without "
               "--scope, for every project)")
     status = lamar(bare, repo, "status")
-    assert status.returncode == 0, status.stderr
+    assert status.returncode == 1, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
     assert advice in status.stdout.splitlines(), status.stdout
     assert not store.exists()  # status looked, and made no store
     with Lamar(str(store)) as lam:  # as the first hook leaves it: a store, still with no lesson
@@ -678,7 +695,7 @@ def test_status_names_a_hook_command_whose_python_or_hook_is_gone(repo: Path, en
         str(Path(__file__).parents[3] / "integrations" / "lamar_claude_code" / "quick.py"), str(quick))
     settings.write_text(json.dumps(data))
     shown = lamar(env, repo, "status")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.returncode == 1, shown.stderr  # Lamar is off: a script checking status reads it from the exit
     lines = shown.stdout.splitlines()
     reinstall = f"`lamar claude-code install --store {store}` writes this Lamar's instead"
     assert (f"    FAILS: its Python {python} is gone (its virtual environment deleted or moved), so Lamar is off; "
@@ -697,7 +714,7 @@ def test_status_names_a_plugin_python_option_that_is_gone(repo: Path, env: dict[
         "enabledPlugins": {"lamar@lamar": True},
         "pluginConfigs": {"lamar@lamar": {"options": {"python": str(python)}}}}))
     shown = lamar(env, repo, "status")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.returncode == 1, shown.stderr
     assert (f"    FAILS: its python option names {python}, which is gone (its virtual environment deleted or moved), "
             f"so Lamar is off; `claude plugin install lamar@lamar --config python={sys.executable}` sets it to "
             "this Lamar's") in shown.stdout.splitlines(), shown.stdout
