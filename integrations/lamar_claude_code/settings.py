@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -64,25 +65,53 @@ def settings_path(scope: str, cwd: str | os.PathLike[str] | None = None, *, fold
     return repo / ".claude" / FILES[scope]
 
 
+# The comment before the line keep_out_of_git adds: uninstall takes out only a line so marked, never one
+# a user wrote (git reads a line starting with # as a comment).
+EXCLUDED_BY = "# lamar claude-code install; uninstall removes it with the next line"
+
+
 def keep_out_of_git(path: Path) -> str:
     """Make git ignore a personal settings file through the repository's own `.git/info/exclude`
     (never the team's .gitignore); returns what was done ("" when git ignores it already)."""
-    folder = str(path.parent.parent)
-    relative = f"{path.parent.name}/{path.name}"
+    folder, relative = str(path.parent.parent), f"{path.parent.name}/{path.name}"
     try:
         ignored = subprocess.run(["git", "-C", folder, "check-ignore", "-q", "--no-index", relative],
                                  capture_output=True, timeout=10, check=False)
         if ignored.returncode != 1:  # 0: ignored already; 128: not a repository (--dir outside git)
             return ""
-        found = subprocess.run(["git", "-C", folder, "rev-parse", "--git-path", "info/exclude"],
-                               capture_output=True, text=True, timeout=10, check=True)
+        exclude = _exclude_file(folder)
     except (OSError, subprocess.SubprocessError):
         return ""
-    exclude = Path(folder) / found.stdout.strip()
     exclude.parent.mkdir(parents=True, exist_ok=True)
-    with exclude.open("a", encoding="utf-8") as handle:
-        handle.write(f"/{relative}\n")
+    with exclude.open("a+b") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell():  # a last line without its newline would run into ours
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+        handle.write(f"{EXCLUDED_BY}\n/{relative}\n".encode())
     return f"{exclude}: lists /{relative}, so git never commits it"
+
+
+def let_into_git(path: Path) -> str:
+    """Take out of `.git/info/exclude` the line `keep_out_of_git` added for `path` (marked by EXCLUDED_BY);
+    returns what was done ("" when there is no such line)."""
+    block = f"{EXCLUDED_BY}\n/{path.parent.name}/{path.name}\n".encode()
+    try:
+        exclude = _exclude_file(str(path.parent.parent))
+        text = exclude.read_bytes()
+        if block not in text:
+            return ""
+        write_atomically(exclude, text.replace(block, b""), mode=_mode_of(exclude))
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{exclude}: no longer lists /{path.parent.name}/{path.name}"
+
+
+def _exclude_file(folder: str) -> Path:
+    found = subprocess.run(["git", "-C", folder, "rev-parse", "--git-path", "info/exclude"],
+                           capture_output=True, text=True, timeout=10, check=True)
+    return Path(folder) / found.stdout.strip()
 
 
 def tracked(path: Path) -> bool:
@@ -268,8 +297,24 @@ def uninstall(path: Path) -> list[str]:
     if changes:
         if not hooks:
             data.pop("hooks", None)
-        _save(path, data, layout)
+        if data or not _removable(path):
+            _save(path, data, layout)
+        else:
+            path.unlink()
+            if path.parent != Path("~/.claude").expanduser():
+                with contextlib.suppress(OSError):  # a folder holding anything else stays
+                    path.parent.rmdir()
+            changes.append("deleted it, as it held nothing but Lamar's hooks")
     return changes
+
+
+def _removable(path: Path) -> bool:
+    """Whether uninstall may delete a settings file it leaves holding nothing: not a link (a dotfiles folder's
+    file stays linked), not marked read-only, not tracked by git (its deletion would go into the next commit).
+    Claude Code reads a missing file as an empty one, so whoever made the file, nothing it held is lost."""
+    from lamar.read_only import marked_read_only
+
+    return not path.is_symlink() and not marked_read_only(path) and not tracked(path)
 
 
 def installed(path: Path) -> list[tuple[str, str]]:

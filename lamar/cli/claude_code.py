@@ -168,6 +168,8 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     settings = _integration()
     path = _settings_file(args)
     _write(settings, path, lambda: settings.uninstall(path), "no Lamar hooks to remove")
+    if path.name == settings.FILES["local"] and not path.exists() and (done := settings.let_into_git(path)):
+        print(done)  # the file is gone: the line install added for it goes too
     plugin_still_on(path.parent.parent)
     return 0
 

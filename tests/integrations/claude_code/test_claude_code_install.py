@@ -205,7 +205,7 @@ def test_uninstall_leaves_the_team_file_byte_for_byte_as_it_was(repo: Path, env:
 def test_an_empty_settings_object_gets_two_spaces(repo: Path, env: dict[str, str]) -> None:
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text("{}\n")  # what uninstall leaves of a file install made
+    settings.write_text("{}\n")  # what uninstall leaves of a tracked file that held only Lamar's hooks
     lamar(env, repo, "install", "--project")
     assert settings.read_text().startswith('{\n  "hooks": {\n    "SessionStart": [\n') and installed(settings)
 
@@ -243,6 +243,60 @@ def test_install_defaults_to_the_personal_file_and_leaves_the_team_file_alone(re
     assert f"project settings {team}: not installed" in status.stdout
     assert lamar(env, repo, "uninstall").stdout.count("removed") == 5
     assert team.read_bytes() == before
+
+
+def test_uninstall_removes_the_file_and_the_exclude_line_install_made(repo: Path, env: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    # uninstall left `{}` in a .claude/settings.local.json that install had made, and the line install had
+    # added to .git/info/exclude: the repository was not as install found it.
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    assert lamar(env, repo, "install", "--store", str(tmp_path / "mine.db")).returncode == 0
+    personal = repo / ".claude" / "settings.local.json"
+    assert personal.exists() and exclude.read_bytes() != before
+    undone = lamar(env, repo, "uninstall")
+    assert undone.returncode == 0 and undone.stdout.count("removed") == 5, undone.stdout + undone.stderr
+    assert f"{personal}: deleted it, as it held nothing but Lamar's hooks" in undone.stdout.splitlines()
+    assert not personal.exists() and not personal.parent.exists()  # its folder too, left empty
+    assert exclude.read_bytes() == before, exclude.read_text()
+    assert f"{exclude}: no longer lists /.claude/settings.local.json" in undone.stdout
+    assert git(repo, "status", "--porcelain") == ""
+    # A file that holds more than Lamar's hooks stays, and so does the line that keeps it out of git.
+    assert lamar(env, repo, "install", "--store", str(tmp_path / "mine.db")).returncode == 0
+    personal.write_text(json.dumps({**json.loads(personal.read_text()), "model": "claude-sonnet-5"}))
+    assert lamar(env, repo, "uninstall").returncode == 0
+    assert json.loads(personal.read_text()) == {"model": "claude-sonnet-5"}
+    assert "/.claude/settings.local.json" in exclude.read_text() and git(repo, "status", "--porcelain") == ""
+
+
+def test_install_puts_its_exclude_line_on_a_line_of_its_own(repo: Path, env: dict[str, str]) -> None:
+    # An exclude file edited by hand may end without a newline: the line appended ran into its last line.
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("*.log")
+    assert lamar(env, repo, "install").returncode == 0
+    assert {"*.log", "/.claude/settings.local.json"} <= set(exclude.read_text().splitlines()), exclude.read_text()
+    (repo / "debug.log").write_text("x")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_uninstall_keeps_a_tracked_or_linked_settings_file_it_leaves_empty(repo: Path, env: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    # A committed team file deleted would be a deletion in the next commit; a link kept in a dotfiles folder
+    # deleted would unlink it: both are left holding `{}`.
+    team = repo / ".claude" / "settings.json"
+    assert lamar(env, repo, "install", "--project").returncode == 0
+    git(repo, "add", ".claude/settings.json")
+    git(repo, "commit", "-q", "-m", "team hooks")
+    assert lamar(env, repo, "uninstall", "--project").returncode == 0
+    assert json.loads(team.read_text()) == {}
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    dotfiles.parent.mkdir()
+    user = Path(env["HOME"]) / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.symlink_to(dotfiles)
+    assert lamar(env, repo, "install", "--user").returncode == 0 and dotfiles.exists()
+    assert lamar(env, repo, "uninstall", "--user").returncode == 0
+    assert user.is_symlink() and json.loads(dotfiles.read_text()) == {}
 
 
 def test_install_outside_git_refuses_unless_told_where(tmp_path: Path, env: dict[str, str]) -> None:
