@@ -9,8 +9,8 @@ its agents wrote (docs/postgres.md, "Calls that need the whole fold"; docs/speed
 PostgreSQL: builds a namespace named lamar_reader_fold_<pid>, drops it at the end; prints the wall seconds of a
 fresh `lamar stats` process and their ratio. SQLite: in a temporary folder, for each count of episodes over 40
 lessons, the CPU seconds of a fresh `lamar stats` (least of 5) on a file its agents closed (default tuning), on
-one whose agents ran with `holdout=0.2`, on one a `lamar erase` of a lesson then closed, and on one without a
-saved state (the whole fold). Prints, asserts nothing.
+one whose agents ran with `holdout=0.2`, on one a `lamar erase` of a lesson then closed, on one without a
+saved state (the whole fold), and on a `lamar import` of the tuned one into a new file. Prints, asserts nothing.
 """
 
 from __future__ import annotations
@@ -24,13 +24,20 @@ import time
 
 def _stats(location: str, *, cpu: bool = False) -> float:
     """Wall seconds of a fresh `lamar stats` process; with `cpu`, its CPU seconds (steadier on a busy machine)."""
+    command = [sys.executable, "-m", "lamar.cli", "stats", "--store", location]
+    if cpu:
+        return _cpu(command)
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def _cpu(command: list[str]) -> float:
+    """CPU seconds of running `command` to its end."""
     import resource
 
-    started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "lamar.cli", "stats", "--store", location], check=True,
-                   stdout=subprocess.DEVNULL)
-    if not cpu:
-        return time.perf_counter() - started
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     done = resource.getrusage(resource.RUSAGE_CHILDREN)
     return done.ru_utime - used.ru_utime + done.ru_stime - used.ru_stime
 
@@ -60,7 +67,12 @@ def _sqlite(episodes: int) -> None:
                     db.execute("DELETE FROM state")
                 db.close()
             seconds[name] = min(_stats(path, cpu=True) for _ in range(5))
-        print(f"episodes {episodes}: CPU of lamar stats " + ", ".join(f"{k} {v:.3f}s" for k, v in seconds.items()))
+        copied = os.path.join(folder, "copied.db")  # as a store moved to a new file is first read
+        copying = _cpu([sys.executable, "-m", "lamar.cli", "import", os.path.join(folder, "tuned.db"), "--store",
+                        copied])
+        seconds["copied"] = min(_stats(copied, cpu=True) for _ in range(5))
+        print(f"episodes {episodes}: CPU of lamar stats " + ", ".join(f"{k} {v:.3f}s" for k, v in seconds.items())
+              + f"; of the lamar import that made the copy {copying:.2f}s")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
