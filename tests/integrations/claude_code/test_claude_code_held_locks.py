@@ -119,6 +119,7 @@ async def test_the_sdk_callbacks_and_session_ends_give_up_on_a_locked_state(
     from lamar_claude_code import state
 
     monkeypatch.setattr(state, "STATE_WAIT", 0.5)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the failure is kept in ~/.lamar, not the user's
     lam = Lamar(str(tmp_path / "sdk.db"))
     hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state", budget=0.5)
     prompt = UserPromptSubmitHookInput(session_id="s", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
@@ -133,4 +134,5 @@ async def test_the_sdk_callbacks_and_session_ends_give_up_on_a_locked_state(
     assert [line.split(": ", 1)[0].split(" ", 1)[1] for line in lines] == ["sdk UserPromptSubmit", "sdk SessionEnd"]
     assert "stayed locked by another process past the 0.5 s wait" in lines[1]  # the prompt's may say timed out
     assert lam.stats()["episodes"] == 0
+    assert list((tmp_path / "home" / ".lamar").glob("claude-code.failed-*.json"))  # kept for `status`
     lam.close()
