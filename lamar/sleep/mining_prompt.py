@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from lamar.sleep.proposals import Dropped
+from lamar.sleep.reply_json import inline_list
 from lamar.sleep.traces import Trace
 from lamar.storable import whole_number
 
@@ -209,9 +210,10 @@ def _depth_problem(data: Any) -> str | None:
 def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list[Dropped], int]:
     """Parse a model reply strictly; returns (lessons, dropped items with reasons, items seen).
 
-    The reply must be a JSON list (optionally inside one ```json fence, with prose around it or
-    on lines of its own beside prose), or an object holding one list, of objects with the keys
-    precondition, action, scope, trace_ids and optionally rationale; other keys are not read.
+    The reply must be a JSON list (optionally inside one ```json fence, with prose around it, on
+    lines of its own beside prose, or inline in a sentence), or an object holding one list, of
+    objects with the keys precondition, action, scope, trace_ids and optionally rationale; other
+    keys are not read.
     """
     if not isinstance(reply, str):
         return [], [Dropped({"batch": list(batch.trace_ids)},
@@ -224,6 +226,9 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         data = _list_amid_prose(text)
+        if data is None:  # a list, or an object holding one, inline in a sentence
+            data = inline_list(text, _wrapped_list)
+            data = data if data is not None and _depth_problem(data) is None else None
         if data is not None:
             return _parse_items(data, batch)
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},

@@ -131,7 +131,7 @@ def test_a_secret_in_a_dropped_lesson_does_not_reach_the_report() -> None:
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
-        ("Here are the lessons: []", "model output is not valid JSON"),
+        ("Here are the lessons: none", "model output is not valid JSON"),
         ('{"lessons": [], "rejected": []}', "model output is a JSON dict, not a list of lessons"),
         ('{"answer": "none"}', "model output is a JSON dict, not a list of lessons"),
         ("[" + json.dumps(lesson()), "model output is not valid JSON"),
@@ -151,8 +151,9 @@ def test_malformed_output_drops_the_batch(reply: str, reason: str) -> None:
         and reason in report.mining_error
 
 
-def test_a_reply_that_reads_as_no_lessons_is_no_failure() -> None:
-    _, report, _ = sleep_with("[]")
+@pytest.mark.parametrize("reply", ["[]", "Here are the lessons: []", 'Nothing recurred: {"lessons": []}'])
+def test_a_reply_that_reads_as_no_lessons_is_no_failure(reply: str) -> None:
+    _, report, _ = sleep_with(reply)
     assert (report.of_kind("candidate"), report.dropped, report.mining_error) == ([], [], "")
 
 

@@ -74,3 +74,27 @@ def test_an_object_that_is_no_one_list_of_lessons_is_refused(reply: str) -> None
     refused = "model output is a JSON dict, not a list of lessons (nor an object holding one such list)"
     assert lessons == [] and dropped == [refused]
     assert error.startswith("no reply of the model held a lesson list")
+
+
+@pytest.mark.parametrize("make", MODELS)
+@pytest.mark.parametrize("wrap", [
+    lambda listed: f"Here are the lessons: {json.dumps({'lessons': listed})} Hope this helps!",
+    lambda listed: f"Here are the lessons: {json.dumps(listed)} Each cites three traces.",
+    lambda listed: f"I found one:\n```json\n{json.dumps({'lessons': listed}, indent=2)}\n```\nThat is all.",
+])
+def test_a_lesson_list_inline_in_prose_is_mined(make: Callable[[str], Model], wrap: Callable[[Any], str]) -> None:
+    (exp,), dropped, error = mined(make(wrap([LESSON])))
+    assert (exp["action"], dropped, error) == (LESSON["action"], [], "")
+
+
+@pytest.mark.parametrize("reply", [
+    "I found no lesson worth keeping in these traces.",
+    "See [1] and {2}: nothing recurred.",  # brackets of prose, no lesson list
+    f"Either {json.dumps([LESSON])} or {json.dumps({'lessons': [LESSON]})}.",  # two answers: which is a guess
+    f"The lesson is {json.dumps(LESSON)}.",  # a bare lesson, as a whole reply, is refused
+    "Here it is: [" + json.dumps(LESSON),  # never closed
+])
+def test_prose_without_one_lesson_list_is_still_refused(reply: str) -> None:
+    lessons, (dropped,), error = mined(openai_chat(reply))
+    assert lessons == [] and dropped.startswith("model output is not valid JSON")
+    assert error.startswith("no reply of the model held a lesson list")
