@@ -139,6 +139,8 @@ class SleepReview:
             with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
                 save_report(str(self.report_path), report.to_dict())
             made = _made_message(writer, report)
+            if report.mining_lost:  # what was mined is in the report; what was lost is said, not dropped unseen
+                made += f"; mining read only part of the model's output: {report.mining_lost}"
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
 
         try:

@@ -18,7 +18,7 @@ from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorte
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
 from lamar.sleep.kinds import describe
-from lamar.sleep.printed import printed_id, printed_reason
+from lamar.sleep.printed import printed_id, printed_reason, report_lacks
 from lamar.sleep.proposals import Proposal, SleepReport, already_applied, skip_code
 from lamar.storable import storable_problem
 
@@ -354,10 +354,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     pending = [p for p in pending if p.id not in done]
     answered: dict[str, str] = {}  # this review's answers, by proposal id
     try:
-        if report.mining_error:  # a reviewer should know what the report lacks, not only what it holds
-            print(f"mining failed when this report was made, so it holds no mined lesson "
-                  f"({printed_reason(report.mining_error)}); "
-                  "run lamar sleep with --traces again to mine them")
+        if lacks := report_lacks(report):
+            print(lacks)
         if done:
             print(f"already applied, not asked: {', '.join(map(printed_id, done))}")
         if not report.proposals:

@@ -14,6 +14,7 @@ from lamar._errors import InvalidArgument, ModelError
 from lamar.experience import Experience, Scope, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
 from lamar.safety.boundary import kinds_by_lines, prompt_form
+from lamar.sleep.mining_lost import lost_message, unreadable_lesson
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
@@ -28,6 +29,8 @@ MAX_PROMPT_TOKENS = 8_000
 """Default budget of one mining prompt, in estimated tokens (characters / 4)."""
 FAILED = "sleep: mining failed, no lesson was mined: %s"
 """The warning of a failed mining, for a caller that reads only the proposals (`lamar sleep` says it itself)."""
+LOST = "sleep: mining lost part of the model's output: %s"
+"""The warning of a mining that could read only part of the model's output (`SleepReport.mining_lost`)."""
 
 
 @dataclasses.dataclass
@@ -51,7 +54,9 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
 
     A model call that fails (a timeout, an HTTP error, an answer that is not text) ends mining:
     it proposes nothing, and the figures hold the failure under "error", so the proposals that
-    need no model still reach the reviewer.
+    need no model still reach the reviewer. Output read only in part (a reply without a lesson list
+    beside readable ones, lessons too malformed to read) is no failure: what was read is proposed,
+    and the figures say what was lost and how much under "lost" (`SleepReport.mining_lost`).
 
     Args:
         lam: the engine (read only, to skip lessons it already holds).
@@ -102,6 +107,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         return [], dropped, summary
     pooled: dict[tuple[object, ...], _Pooled] = {}
     unreadable: list[str] = []  # why each reply held no lesson list at all
+    unmined: list[str] = []  # the traces of those replies' batches
+    malformed: list[str] = []  # why each lesson a read reply held could not be read
     for batch in batches:
         summary["batches"] += 1
         summary["model_calls"] += 1
@@ -116,7 +123,10 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
             logging.getLogger(__name__).warning(FAILED, exc)
             return [], dropped[:len(oversized)], summary
         lessons, refused, seen = parse_reply(reply, batch)
-        unreadable += [d.reason for d in refused if isinstance(d.item, dict) and "batch" in d.item]
+        whole = [d.reason for d in refused if isinstance(d.item, dict) and "batch" in d.item]
+        unreadable += whole
+        unmined += list(batch.trace_ids) if whole else []
+        malformed += [d.reason for d in refused if unreadable_lesson(d.reason)]
         # Text `add` would refuse is refused here too, before the prompt form could mend it.
         unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,
                                                  dict(lesson.scope)]) or _lined_secret(lesson)) for lesson in lessons]
@@ -138,6 +148,11 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
                             f"unreadable; the last: {unreadable[-1]}): check the model, then run sleep again")
         logging.getLogger(__name__).warning(FAILED, summary["error"])
         return [], dropped, summary
+    lost = lost_message(len(batches), unreadable, [scrub(i)[0] for i in unmined], summary["lessons_proposed"],
+                        [scrub(reason)[0] for reason in malformed])
+    if lost:  # as a failure is, for a caller that reads only the proposals: a part of the traces taught nothing
+        summary |= {"lost": lost, "unreadable_replies": len(unreadable), "unreadable_lessons": len(malformed)}
+        logging.getLogger(__name__).warning(LOST, lost)
     by_id = {t.id: t for t in loaded}
     named |= {i: scrub(i)[0] for item in pooled.values() for i in item.trace_ids if i not in named}
     proposals: list[Proposal] = []

@@ -3,7 +3,12 @@ one line each, bounded, quoted and cut as refusals quote what they were given (`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lamar._errors import echoed
+
+if TYPE_CHECKING:
+    from lamar.sleep.proposals import SleepReport
 
 
 def printed_id(value: str) -> str:
@@ -36,4 +41,16 @@ def printed_reason(text: str) -> str:
     return flat if len(flat) <= MAX_LESSON_CHARS else echoed(flat)
 
 
-__all__ = ["printed_id", "printed_reason"]
+def report_lacks(report: SleepReport) -> str:
+    """What a reviewer of `report` should know it lacks, not only what it holds: the mining that
+    failed, or the part of the model's output mining could not read; "" when it lacks neither."""
+    if report.mining_error:
+        return (f"mining failed when this report was made, so it holds no mined lesson "
+                f"({printed_reason(report.mining_error)}); run lamar sleep with --traces again to mine them")
+    if report.mining_lost:
+        return (f"mining read only part of the model's output when this report was made "
+                f"({printed_reason(report.mining_lost)})")
+    return ""
+
+
+__all__ = ["printed_id", "printed_reason", "report_lacks"]

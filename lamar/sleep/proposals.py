@@ -158,7 +158,8 @@ class SleepReport:
         made_at: the store's last event when the report was made; apply re-checks what changed since.
         created: unix time of the report.
         summary: figures of the run (lessons looked at; traces, batches, model calls, ...);
-            when a model call failed, mining proposed nothing and `mining_error` says why.
+            when a model call failed, mining proposed nothing and `mining_error` says why;
+            `mining_lost` says what mining could not read of the model's output.
 
     >>> import json
     >>> from lamar import Experience, Lamar
@@ -194,6 +195,14 @@ class SleepReport:
         mining = self.summary.get("mining")
         error = mining.get("error") if isinstance(mining, Mapping) else None
         return error if isinstance(error, str) else ""
+
+    @property
+    def mining_lost(self) -> str:
+        """What mining could not read of the model's output (replies without a lesson list beside
+        readable ones, lessons too malformed to read), and how much, or "" when it read it all."""
+        mining = self.summary.get("mining")
+        lost = mining.get("lost") if isinstance(mining, Mapping) else None
+        return lost if isinstance(lost, str) else ""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as standard JSON data: a number that is not finite (a NaN or an infinity in a

@@ -267,6 +267,27 @@ def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, 
     assert "mined by sleep" in shown and "from traces: t0, t2" in shown
 
 
+def test_sleep_says_what_it_could_not_read_of_a_reply_it_mined(lamar_cli, run_cli, json_store, tmp_path, ollama_host):
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("".join(json.dumps({"id": f"t{i}", "time": 1_700_000_000.0 + i, "context": {"project": "trace"},
+                                          "input": "bump swift-nio", "tool_errors": ["module map not found"],
+                                          "outcome": "reverted"}) + "\n" for i in range(3)))
+    FakeOllama.reply = json.dumps([{"precondition": "a module map is missing after a package bump",
+                                    "action": "reset the package caches before building",
+                                    "scope": {"project": "trace"}, "trace_ids": ["t0", "t2"]},
+                                   {"precondition": "the build broke", "action": "rebuild", "scope": "trace"}])
+    out = lamar_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                    "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": ollama_host})
+    # What was read is mined and saved (exit 0); what was not is said, with how much, where it is kept too.
+    assert out.returncode == 0 and "mined 3 traces in 1 model call: 1 candidate lesson" in out.stdout, out.stderr
+    lost = ("1 of the 2 lessons the model wrote could not be read as lessons (the first: malformed lesson: "
+            "missing keys ['trace_ids'])")
+    assert f"sleep: mining lost part of the model's output: {lost}" in out.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["mining"]["unreadable_lessons"] == 1
+    review = run_cli("review", tmp_path / "r.json", "--store", json_store, stdin="q\n")
+    assert f"mining read only part of the model's output when this report was made ({lost}" in review.stdout
+
+
 def test_sleep_with_traces_that_are_not_utf8_is_a_usage_error(run_cli, json_store, tmp_path):
     traces = tmp_path / "traces.jsonl"
     traces.write_bytes(b'{"id": "t0", "context": {"project": "caf\xe9"}}\n')  # Latin-1, not UTF-8

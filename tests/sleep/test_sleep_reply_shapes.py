@@ -98,3 +98,50 @@ def test_prose_without_one_lesson_list_is_still_refused(reply: str) -> None:
     lessons, (dropped,), error = mined(openai_chat(reply))
     assert lessons == [] and dropped.startswith("model output is not valid JSON")
     assert error.startswith("no reply of the model held a lesson list")
+
+
+def openai_replies(*texts: str) -> Model:
+    """An OpenAI chat model that answers each call with the next of `texts`."""
+    left = list(texts)
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-test", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": left.pop(0)}}]}
+        return httpx2.Response(200, json=body)
+
+    client = httpx2.Client(transport=httpx2.MockTransport(answer))
+    return OpenAIModel("gpt-test", api="chat", api_key="sk-test", http_client=client, max_retries=0)
+
+
+def test_lessons_of_a_reply_that_cannot_be_read_are_said_lost_beside_those_mined(
+        caplog: pytest.LogCaptureFixture) -> None:
+    reply = json.dumps([LESSON, {"precondition": "the build broke", "action": "rebuild"}, "rerun the build"])
+    report = Lamar(":memory:").sleep(traces=TRACES, model=openai_chat(reply))
+    assert [p.payload["experience"]["action"] for p in report.of_kind("candidate")] == [LESSON["action"]]
+    assert report.mining_error == ""  # a lesson was mined: mining did not fail
+    assert report.mining_lost.startswith("2 of the 3 lessons the model wrote could not be read as lessons "
+                                         "(the first: malformed lesson: missing keys ['scope', 'trace_ids'])")
+    mining = report.to_dict()["summary"]["mining"]
+    assert (mining["unreadable_lessons"], mining["unreadable_replies"], mining["lost"]) == (2, 0, report.mining_lost)
+    warned = f"sleep: mining lost part of the model's output: {report.mining_lost}"
+    assert [r.getMessage() for r in caplog.records] == [warned]
+
+
+def test_a_batch_whose_reply_cannot_be_read_beside_one_that_can_is_said_lost() -> None:
+    traces = [Trace(f"t{i}", {"project": "demo"}, time=float(i), input="the build broke " + "x" * 1_400,
+                    tool_errors=["module map is stale"], outcome="reverted") for i in range(6)]
+    second = {**LESSON, "trace_ids": ["t3", "t4", "t5"]}  # the traces of the second batch
+    model = openai_replies("Sorry, I could not find a pattern.", json.dumps({"lessons": [second]}))
+    report = Lamar(":memory:").sleep(traces=traces, model=model, max_prompt_tokens=1_500)
+    assert report.summary["mining"]["model_calls"] == 2
+    assert len(report.of_kind("candidate")) == 1 and report.mining_error == ""
+    lost = report.mining_lost
+    assert lost.startswith("1 of 2 model replies held no lesson list, so 3 traces were not mined (t0, t1, t2; "
+                           "the last reply: model output is not valid JSON"), lost
+    assert lost.endswith("run sleep again on those traces, or check the model")
+    assert report.summary["mining"]["unreadable_replies"] == 1
+
+
+def test_a_reply_read_whole_loses_nothing() -> None:
+    report = Lamar(":memory:").sleep(traces=TRACES, model=openai_chat(json.dumps([LESSON])))
+    assert report.mining_lost == "" and "lost" not in report.summary["mining"]
