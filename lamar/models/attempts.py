@@ -41,13 +41,27 @@ class Deadline:
 
 
 def wait_for(worker: Any, timeout: float | None, call: Deadline) -> None:
-    """`worker.join(timeout)`; interrupted (Ctrl-C, a notebook's interrupt), the call's deadline ends
-    too: the process lives on, and the call's thread would otherwise retry until its deadline."""
+    """`worker.join(timeout)`; interrupted (Ctrl-C, a notebook's interrupt) or cancelled (`lamar.cancel`),
+    the call's deadline ends too: the process lives on, and the call's thread would otherwise retry
+    until its deadline."""
+    from lamar.cancel import stop_point, stopping
+
     try:
-        worker.join(timeout)
+        stop_point()  # cancelled before the call: its thread sends nothing, its deadline being over
+        if stopping() is None:
+            worker.join(timeout)
+            return
+        # A cancellation sets no exception in this thread, as Ctrl-C does: it is looked for between waits.
+        end = None if timeout is None else time.monotonic() + timeout
+        while worker.is_alive() and (end is None or time.monotonic() < end):
+            worker.join(_LOOK if end is None else max(0.0, min(_LOOK, end - time.monotonic())))
+            stop_point()
     except BaseException:
         call.end()
         raise
+
+
+_LOOK = 0.05  # seconds between two looks for a cancellation while a model call is awaited
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, LamarError, UnknownProposal, echoed
+from lamar.cancel import Cancelled, stop_point
 from lamar.experience import Experience, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.fold import merged_elsewhere
@@ -126,6 +127,7 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
     try:
         for proposal in chosen:
             current, wrote = proposal.id, False
+            stop_point()  # cancelled by an async caller: the proposals before are written whole, the rest wait
             lam.sync()
             code, why, events = _checked(lam, proposal, removed)
             if code is None and (why := _said_since(proposal, held)):
@@ -153,8 +155,9 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
     except LamarError as exc:
         exc.args = (f"{exc}; {_stopped_at(current, wrote, applied)}", *exc.args[1:])
         raise
-    except KeyboardInterrupt as exc:
-        raise KeyboardInterrupt(f"interrupted; {_stopped_at(current, wrote, applied)}") from exc
+    except (KeyboardInterrupt, Cancelled) as exc:
+        said = exc if isinstance(exc, Cancelled) else "interrupted"
+        raise type(exc)(f"{said}; {_stopped_at(current, wrote, applied)}") from exc
     return ApplyResult(applied=applied, skipped=skipped, codes=codes)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import InvalidArgument, ModelError
+from lamar.cancel import stop_point
 from lamar.experience import Experience, Scope, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
 from lamar.safety.boundary import kinds_by_lines, prompt_form
@@ -110,6 +111,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     unmined: list[str] = []  # the traces of those replies' batches
     malformed: list[str] = []  # why each lesson a read reply held could not be read
     for batch in batches:
+        stop_point()  # an async caller that cancelled pays for no call more (lamar.cancel)
         summary["batches"] += 1
         summary["model_calls"] += 1
         summary["prompt_tokens"] += batch.tokens
