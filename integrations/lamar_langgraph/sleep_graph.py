@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -16,6 +17,7 @@ from langgraph.types import Checkpointer, interrupt
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
 from lamar import Lamar, SleepReport
+from lamar.cancel import in_thread
 from lamar.sleep import already_applied
 from lamar.sleep.options import check_model, known
 from lamar.sleep.traces import load_traces
@@ -138,11 +140,19 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         log.warning("Lamar's sleep review: %s", why)
         return {"applied": held, "skipped": skipped, "overtaken": why}
 
+    async def asleep(state: SleepState) -> dict[str, Any]:
+        return await in_thread(sleep, state)
+
+    async def aapply(state: SleepState) -> dict[str, Any]:
+        return await in_thread(apply, state)
+
     graph = StateGraph(SleepState)
     graph.add_node("load_traces", load)
-    graph.add_node("sleep", sleep)
+    # Under ainvoke, a cancelled run stops these at their next model call or proposal (lamar.cancel):
+    # as plain functions they would run on in LangGraph's thread, and apply what nobody waits for.
+    graph.add_node("sleep", RunnableLambda(sleep, afunc=asleep, name="sleep"))
     graph.add_node("review", review)
-    graph.add_node("apply", apply)
+    graph.add_node("apply", RunnableLambda(apply, afunc=aapply, name="apply"))
     graph.add_edge(START, "load_traces")
     graph.add_edge("load_traces", "sleep")
     graph.add_edge("sleep", "review")
