@@ -75,6 +75,22 @@ def _role_link() -> re.Pattern[str]:
     return re.compile(rf"(?<=\[)(?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?=\]\(#)")
 
 
+@functools.cache
+def _call_key() -> re.Pattern[str]:
+    """A tool call's key before its object, as the APIs write one: OpenAI's "function_call" and "tool_calls",
+    Gemini's "functionCall", Bedrock's "toolUse", or as a label (function_call: {...}); and MCP's "tools/call".
+
+    A call opens a step the agent takes as a role word opens a turn. A key with no object after it is a
+    setting or a name ("function_call": "auto", function_call_count: 3), and a method named in prose
+    (the `tools/call` method) is unquoted: both stay.
+    """
+    from lamar.safety.confusables import spelt_loosely
+
+    tool, call = spelt_loosely("tool"), "ca[il1|][il1|]s?"
+    key = rf"(?:{spelt_loosely('function')}_?{call}|{tool}_?{call}|{tool}_?use)"
+    return re.compile(rf"((?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"'])")
+
+
 _ROLE_HEADING = re.compile(rf"(?im)^[ \t]*#{{1,6}}[ \t]*(?:{'|'.join(_ROLES)})(?=[ \t]*:?[ \t]*\r?$)", re.ASCII)
 # ReAct's agent loop (LangChain's prompt) writes a tool's input and the loop's end as these two labels, in
 # this case: "Action Input:" and "Final Answer:" open the next step of a loop as a role word opens a turn.
@@ -141,6 +157,8 @@ def prompt_safe(text: str) -> str:
     escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons", escaped)
     text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
+    if "{" in text or escaped:  # a tool call's key before its object
+        text = _on_reading(text, _call_key(), lambda text, key: text[key[0]:key[1]] + " (quoted)", escaped)
     if "(#" in text:  # a link to an anchor; asked first, as each reading folds the whole line again
         text = _on_reading(text, _role_link(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
     return _on_reading(text, _role_prefix(not text.isascii()), _quoted, escaped, word_start=True)
