@@ -80,10 +80,12 @@ QUOTED_USER_PASSWORD = re.compile(
     r"""(?P<secret>(?:(?!(?P=q))[^\n]){1,200}(?=(?P=q))|[^\s"']{1,200})"""
 )
 # An Ably API key, <app id>.<key id>:<secret>, where its line names Ably (ABLY_KEY=, new Ably.Realtime(...)):
-# without a literal of its own its shape would be looked for in every text.
+# without a literal of its own its shape would be looked for in every text. Ably's docs give the secret 43
+# characters, its FAQ an older key's 16. The word starts a name or is a capitalised part of one (realtimeAbly):
+# "probably" and "capably" name no vendor, and each would start a try of the whole line.
 ABLY_KEY = re.compile(
-    r"(?i:ably)[^\n]{0,80}?(?<![\w.-])(?P<secret>[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{6}:"
-    r"(?=[\w-]{0,42}[0-9])(?=[\w-]{0,42}[A-Z])(?=[\w-]{0,42}[a-z])[A-Za-z0-9_-]{43})(?![\w-])"
+    r"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=A))(?i:ably)[^\n]{0,80}?(?<![\w.-])(?P<secret>[A-Za-z0-9_-]{6}\."
+    r"[A-Za-z0-9_-]{6}:(?=[\w-]{0,42}[0-9])(?=[\w-]{0,42}[A-Z])(?=[\w-]{0,42}[a-z])[A-Za-z0-9_-]{16,43})(?![\w-])"
 )
 # A bare "key" names no credential (a map's key, a cache key), but its value does when it is long and mixes
 # letters and digits as a random key does: Zulip's zuliprc "key=", Kaggle's kaggle.json "key".

@@ -123,15 +123,18 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("nostr-private-key", r"nsec1[02-9ac-hj-np-z]{58}"),
     ("mollie-api-key", (r"(?:live|test)_(?=[A-Za-z0-9]{0,29}[0-9])(?=[A-Za-z0-9]{0,29}[A-Z])"
                         r"(?!(?>[A-Z]?[a-z]{2,}|[A-Z]{1,2}(?![a-z])|[0-9]+)++(?![A-Za-z0-9]))[A-Za-z0-9]{30}")),
-    # Formats their vendors document (ClickUp's personal tokens, Mandrill, Appwrite,
-    # Convex's deploy keys, Exoscale, Unkey's root keys, Scrapfly, Honeybadger's personal tokens): each too
-    # short, hex or punctuated for the rule for random runs. Where the body is bare letters and digits after a
-    # short prefix, it must mix them as a random key does, so a name ("md-button-primary") is none.
+    # Formats with a shape of their own, each too short, hex or punctuated for the rule for random runs. Mandrill,
+    # Scrapfly and Honeybadger document theirs, and Convex its deploy keys (prod:, dev: or preview: and a
+    # deployment; preview: or project: and a team and a project; "|" and base64). Where the docs give only the
+    # prefix, the rest is from the vendor's source (Appwrite: "standard_" and 128 random bytes in hex; Unkey: base58,
+    # 24 characters from its dashboard starting "3Z", or 8, "unkeyv1" and 42 from its API) or from published keys
+    # (ClickUp: a user id and 32 capitals; Exoscale: 24 hex digits). Where the body is bare letters and digits
+    # after a short prefix, it must mix them as a random key does, so a name ("md-button-primary") is none.
     ("clickup-token", r"pk_\d{6,10}_[A-Z0-9]{32}"),
     ("mandrill-api-key", (r"md-(?=[A-Za-z0-9_-]{0,21}[0-9])(?=[A-Za-z0-9_-]{0,21}[A-Z])(?=[A-Za-z0-9_-]{0,21}[a-z])"
                           r"[A-Za-z0-9_-]{22}")),
     ("appwrite-api-key", r"standard_[a-f0-9]{256}"),
-    ("convex-deploy-key", r"(?:prod|dev|preview|project):[a-z0-9-]{3,64}\|[A-Za-z0-9_=+/-]{40,}"),
+    ("convex-deploy-key", r"(?:prod|dev|preview|project):[a-z0-9-]{1,64}(?::[a-z0-9-]{1,64})?\|[A-Za-z0-9_=+/-]{40,}"),
     ("exoscale-api-key", r"EXO[a-f0-9]{24}"),
     ("unkey-root-key", r"unkey_(?=[A-Za-z0-9]{0,99}[0-9])(?=[A-Za-z0-9]{0,99}[A-Za-z])[A-Za-z0-9]{16,100}"),
     ("scrapfly-api-key", r"scp-(?:live|test)-[a-f0-9]{32}"),

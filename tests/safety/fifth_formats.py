@@ -39,7 +39,8 @@ def uuid(seed: str) -> str:
 
 @dataclass(frozen=True)
 class Secret:
-    """`secret` written inside `line`; `doc` is the provider's page that describes the format."""
+    """`secret` written inside `line`; `doc` is the provider's page that describes the format (its source, where
+    its docs give only the prefix)."""
 
     name: str
     doc: str
@@ -557,7 +558,7 @@ SECRETS: tuple[Secret, ...] = (
     ),
     _s(
         "Appwrite API key",
-        "https://appwrite.io/docs/advanced/platform/api-keys",
+        "https://github.com/appwrite/appwrite",
         "standard_" + draw(HEX, 256, "appwrite"),
         ".setKey('@@')",
     ),
@@ -569,7 +570,7 @@ SECRETS: tuple[Secret, ...] = (
     ),
     _s(
         "Convex deploy key",
-        "https://docs.convex.dev/production/hosting/",
+        "https://docs.convex.dev/cli/deploy-key-types",
         "prod:happy-otter-123|" + draw(B64URL, 100, "convex"),
         "CONVEX_DEPLOY_KEY='@@'",
     ),
@@ -599,7 +600,7 @@ SECRETS: tuple[Secret, ...] = (
     ),
     _s(
         "Exoscale API key",
-        "https://community.exoscale.com/documentation/iam/api-key/",
+        "https://cljdoc.org/d/exoscale/exoscale/0.2.1/doc/the-exoscale-clojure-library",
         "EXO" + draw(HEX, 24, "exo"),
         "exo config add --key @@",
     ),
@@ -672,7 +673,7 @@ SECRETS: tuple[Secret, ...] = (
     ),
     _s(
         "Unkey root key",
-        "https://www.unkey.com/docs/security/root-keys",
+        "https://github.com/unkeyed/unkey",
         "unkey_" + draw(ALNUM, 24, "unkey"),
         "UNKEY_ROOT_KEY=@@",
     ),
