@@ -7,7 +7,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from lamar.cli.render import axis_range, lift, plural, shorten, when
+from lamar.cli.isolate import lesson_marked, marked
+from lamar.cli.render import axis_range, lift, plural, when
 from lamar.cli.standing import (
     STANDINGS,
     colour,
@@ -91,11 +92,12 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
         y = top + 6 + i * _ROW
         name = standing(ev)
         retired = exp.status.value == "retired"
-        tip = (f"{exp.id} ({status_label(exp, ev)}): lift {lift(ev.lift, ev.lower, ev.upper)} "
-               f"{shown_interval(ev.lower, ev.upper)}: {exp.render()}")
+        # An SVG text holds no <bdi>: the id and each field are isolated by marks (`lamar.cli.isolate`).
+        tip = (f"{marked(exp.id)} ({status_label(exp, ev)}): lift {lift(ev.lift, ev.lower, ev.upper)} "
+               f"{shown_interval(ev.lower, ev.upper)}: {lesson_marked(exp)}")
         parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
                      f'><title>{escape(tip)}</title>')
-        parts.append(f'<text x="4" y="{y + 4}">{escape(shorten(exp.render(), _LABEL_CHARS))}</text>')
+        parts.append(f'<text x="4" y="{y + 4}">{escape(lesson_marked(exp, _LABEL_CHARS))}</text>')
         lower, upper = ev.lower, ev.upper
         if no_evidence(lower, upper):
             parts.append(f'<text x="{x(0.0) + 6:.1f}" y="{y + 4}">no evidence yet</text>')

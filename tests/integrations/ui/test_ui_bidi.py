@@ -77,6 +77,18 @@ def test_a_lessons_fields_keep_the_sentences_order(served: tuple[str, str], brow
         assert when < do < why, (when, do, why)
 
 
+def test_a_charts_label_keeps_the_sentences_order(served: tuple[str, str], browser) -> None:  # noqa: F811
+    # An SVG text holds no <bdi>: without marks around each field, the Arabic condition and action ran as one
+    # right-to-left stretch in the forest plot's row label, the action drawn left of the condition.
+    store, exp_id = served
+    with serving(Path(store)) as url:
+        browser.get(url)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "g.lesson text"))
+        label = browser.find_element(By.CSS_SELECTOR, f'g.lesson[data-id="{exp_id}"] text')
+        when, do = browser.execute_script(_LEFT, label, [WHEN, DO.split()[0]])
+        assert when < do, (when, do)
+
+
 def test_every_piece_of_user_text_is_isolated(served: tuple[str, str], browser) -> None:  # noqa: F811
     store, exp_id = served
     with serving(Path(store)) as url:
