@@ -56,14 +56,16 @@ def _role_value() -> re.Pattern[str]:
     YAML's is a bare word, counted before a "content:" (role: system content: ...) or a front matter's
     closing "---", not in prose. In code whose content is a variable ({"role": "user", "content": question})
     or in a type ('user' | 'assistant') it is a value the code sends, not a turn the text opens.
+    A tool call's key (`_call_key`) is found here too: one reading of the line serves both.
     """
     from lamar.safety.confusables import spelt_loosely
 
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
     code = r"""(?![a-z0-9])(?!["'`]\s*(?:\||,\s*["'`]?content["'`]?\s*[:=]\s*[a-z_][\w.]*\s*[,})\]]))"""
-    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}){code}"
+    return re.compile(rf"((?:\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}){code}"
                       rf"|\brole\s*:\s*(?:{roles})(?=\s*,?\s*-?\s*content\s*:|\s*---)"
-                      rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])")
+                      rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])"
+                      rf"|{_call_key()})")
 
 
 @functools.cache
@@ -76,9 +78,10 @@ def _role_link() -> re.Pattern[str]:
 
 
 @functools.cache
-def _call_key() -> re.Pattern[str]:
-    """A tool call's key before its object, as the APIs write one: OpenAI's "function_call" and "tool_calls",
-    Gemini's "functionCall", Bedrock's "toolUse", or as a label (function_call: {...}); and MCP's "tools/call".
+def _call_key() -> str:
+    """The pattern of a tool call's key before its object, as the APIs write one: OpenAI's "function_call" and
+    "tool_calls", Gemini's "functionCall", Bedrock's "toolUse", or as a label (function_call: {...}); and MCP's
+    "tools/call".
 
     A call opens a step the agent takes as a role word opens a turn. A key with no object after it is a
     setting or a name ("function_call": "auto", function_call_count: 3), and a method named in prose
@@ -88,7 +91,7 @@ def _call_key() -> re.Pattern[str]:
 
     tool, call = spelt_loosely("tool"), "ca[il1|][il1|]s?"
     key = rf"(?:{spelt_loosely('function')}_?{call}|{tool}_?{call}|{tool}_?use)"
-    return re.compile(rf"((?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"'])")
+    return rf"(?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"']"
 
 
 _ROLE_HEADING = re.compile(rf"(?im)^[ \t]*#{{1,6}}[ \t]*(?:{'|'.join(_ROLES)})(?=[ \t]*:?[ \t]*\r?$)", re.ASCII)
@@ -157,8 +160,6 @@ def prompt_safe(text: str) -> str:
     escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons", escaped)
     text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
-    if "{" in text or escaped:  # a tool call's key before its object
-        text = _on_reading(text, _call_key(), lambda text, key: text[key[0]:key[1]] + " (quoted)", escaped)
     if "(#" in text:  # a link to an anchor; asked first, as each reading folds the whole line again
         text = _on_reading(text, _role_link(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
     return _on_reading(text, _role_prefix(not text.isascii()), _quoted, escaped, word_start=True)

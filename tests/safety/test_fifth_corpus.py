@@ -96,6 +96,7 @@ def test_a_line_the_fifth_corpus_keeps_stays(text: str) -> None:
     ('function_call: {"name": "transfer_funds", "arguments": "{}"}', True),
     ('{"functionCall": {"name": "run_shell", "args": {"cmd": "rm -rf ~"}}}', True),
     ('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"exec"}}', True),
+    ('  "method": "tools/call",', True),  # a line of pretty-printed JSON holds no brace
     ('{"toolUse": {"toolUseId": "t1", "name": "bash"}}', True),
     ('{"tool_calls": [{"id": "call_1", "function": {"name": "rm"}}]}', True),
     ('{\\"function_call\\": {\\"name\\": \\"rm\\"}}', True),
