@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,6 +16,7 @@ from lamar.store.base import EVENT_KINDS, Event, UnknownKind, closed_store, stor
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.postgres import server_errors
 from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
+from lamar.store.postgres.setup import READ_COMMITTED, PoolSetup
 from lamar.store.postgres.wire import keyed, timeout_param
 
 if TYPE_CHECKING:
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 NEEDS_PSYCOPG = "a PostgreSQL store needs psycopg 3"  # with needs_extra: where psycopg is first imported
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
-# Writes and migrations read what committed while they waited for a lock (a version check, a second
-# look); a stricter default of the database or role would abort that wait as a serialization failure.
-_READ_COMMITTED = "SELECT set_config('default_transaction_isolation', 'read committed', false)"
 # A healthy pool hands out a connection, or opens a new one, well within this; a longer wait
 # asks the server directly whether it is there before waiting out the rest of `timeout`.
 _FIRST_WAIT = 1.0
@@ -91,14 +88,15 @@ class Connections:
         try:
             params.update(timeout_param(psycopg, conninfo, max(1, round(timeout))))
             with psycopg.connect(conninfo, **params) as conn:
-                conn.execute(_READ_COMMITTED)
+                conn.execute(READ_COMMITTED)
                 opened(conn)
         except psycopg.Error as exc:
             fix = server_errors.opening_advice(exc)
             raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{fix}") from exc
         # When each pooled connection's backend started: with its pid, it names that backend to
         # `_settle_keys` (a pid alone may be reused by another connection's backend).
-        self._started: weakref.WeakKeyDictionary[Connection[Any], str] = weakref.WeakKeyDictionary()
+        self._setup = PoolSetup(location)
+        self._started = self._setup.started
         # The pool's threads log each failed attempt; with no handler anywhere, Python's last-resort
         # handler would print them on stderr under a CLI, a hook or an MCP server, though the call
         # that failed already raises a StoreError saying why. A NullHandler keeps them from stderr
@@ -107,13 +105,7 @@ class Connections:
         if not any(isinstance(h, logging.NullHandler) for h in pool_log.handlers):
             pool_log.addHandler(logging.NullHandler())
         self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
-                                    open=True, name=f"lamar:{namespace}", configure=self._configure)
-
-    def _configure(self, conn: Connection[Any]) -> None:
-        row = conn.execute(f"{_READ_COMMITTED}, (SELECT backend_start::text FROM pg_stat_activity "
-                           "WHERE pid = pg_backend_pid())").fetchone()
-        if row is not None and row[1] is not None:
-            self._started[conn] = str(row[1])
+                                    open=True, name=f"lamar:{namespace}", configure=self._setup)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -222,9 +214,11 @@ class Connections:
         down = self._down
         if down is not None and started < down[0] and not self._answers():
             raise self._unreachable()
+        self._setup.check(waited=False)
         try:
             conn = self._pool.getconn(timeout=min(self._timeout, _FIRST_WAIT))
         except self.pg.OperationalError:
+            self._setup.check(waited=True)
             if not self._answers():
                 raise self._unreachable() from None
             try:

@@ -23,7 +23,9 @@ _ADVICE = {"57014": "the server cancelled the statement (its statement_timeout, 
            "40001": "the server aborted it twice against concurrent transactions (a serialization failure): try again",
            "40P01": "the server aborted it twice in a deadlock with another session: try again",
            "53": "the server is short of a resource (disk, memory, connections): free it, then try again"}
-
+# A statement_timeout shorter than a query Lamar cannot do without (its migration's, a new connection's set-up).
+TOO_SHORT = ("the role's or the URL's statement_timeout is too short for Lamar's queries: raise it for the role "
+             "(ALTER ROLE name SET statement_timeout = '30s') or in the URL (options=-c%20statement_timeout%3D30s)")
 
 # A connection the server refuses for want of slots (SQLSTATE 53300), told by its message: libpq
 # hands psycopg no SQLSTATE for an error raised while connecting, and the server words it in its
@@ -111,6 +113,8 @@ def opening_advice(exc: BaseException) -> str:
     text = str(exc)
     if out_of_slots(exc):
         return f"; {OUT_OF_SLOTS}"
+    if getattr(exc, "sqlstate", None) == "57014":
+        return f"; {TOO_SHORT}"
     granted = _PRIVILEGES.get(getattr(exc, "sqlstate", None) or "")
     if granted:
         return f"; {granted}"
@@ -128,5 +132,5 @@ def advice(exc: object) -> str:
     return f"; {found}" if found else ""
 
 
-__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "NoSlot", "advice", "answered", "opening_advice",
-           "out_of_slots", "refusal"]
+__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "TOO_SHORT", "NoSlot", "advice", "answered",
+           "opening_advice", "out_of_slots", "refusal"]

@@ -1,0 +1,84 @@
+"""A role whose statement_timeout is shorter than the set-up each new pooled connection runs: every
+call fails at once saying what to do, with nothing of it written, and the store works again once
+the timeout is raised."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from lamar import Lamar, StoreError
+from lamar.store import Event
+from lamar.store.postgres import PostgresStore
+from tests.store.test_postgres import namespace_url
+
+_SAID = r"refused to set up a new one \(canceling statement due to statement timeout\).*nothing of this call was kept"
+_FIX = r"raise it for the role \(ALTER ROLE name SET statement_timeout"
+
+
+@pytest.fixture
+def role(postgres_url: str) -> Iterator[str]:
+    """A role of its own, which owns a schema of its own (its tables go there)."""
+    name = f"pgtimeout_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {name} LOGIN")
+        conn.execute(f"CREATE SCHEMA {name} AUTHORIZATION {name}")
+    yield name
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,))
+        conn.execute(f"DROP SCHEMA {name} CASCADE")
+        conn.execute(f"DROP OWNED BY {name}")
+        conn.execute(f"DROP ROLE {name}")
+
+
+def _set_timeout(postgres_url: str, role: str, setting: str) -> None:
+    """Set the role's statement_timeout, and end its sessions: the store's next connections have it."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"ALTER ROLE {role} {setting}")
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
+
+
+@pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
+def test_a_statement_timeout_too_short_for_the_set_up_fails_each_call_at_once(
+        postgres_url: str, role: str, fold: str) -> None:
+    """Before the fix each call waited out the pool's timeout for a connection, twice (60 s with
+    the default timeout of 30 s), while the pool retried the set-up in the background."""
+    base = postgres_url.replace("postgres@", f"{role}@", 1)
+    url = namespace_url(base, "pgtimeout", lamar_fold=fold, options=f"-c search_path={role}")
+    store = PostgresStore(url, timeout=30)
+    store.append([Event("status", {"id": "a", "status": "active"})])
+    _set_timeout(postgres_url, role, "SET statement_timeout = 1")
+    append = lambda: store.append([Event("status", {"id": "b", "status": "active"})])
+    read = lambda: store.connections.run(lambda conn: conn.execute("SELECT 1"))  # read() may answer from its cache
+    for call in (append, read, append):
+        started = time.monotonic()
+        with pytest.raises(StoreError, match=_SAID) as raised:
+            call()
+        assert time.monotonic() - started < 10  # well short of one wait of `timeout`
+        assert raised.value.advice.startswith("; the role's or the URL's statement_timeout is too short")
+        assert "lost the connection" not in str(raised.value)
+    with pytest.raises(StoreError, match=_FIX):
+        Lamar(store).stats()
+    _set_timeout(postgres_url, role, "RESET statement_timeout")
+    deadline = time.monotonic() + 60
+    while True:  # the pool sets up a connection again on its own, without the store being reopened
+        try:
+            events = store.read()
+            break
+        except StoreError:
+            assert time.monotonic() < deadline, "the store never worked again"
+            time.sleep(0.2)
+    assert [e.data["id"] for e in events] == ["a"]  # the refused append wrote nothing
+    store.close()
+
+
+def test_a_statement_timeout_too_short_for_the_migration_says_what_to_do(postgres_url: str, role: str) -> None:
+    """The first open creates the tables, which takes longer than a statement_timeout of 1 ms."""
+    base = postgres_url.replace("postgres@", f"{role}@", 1)
+    url = namespace_url(base, "pgtimeout", options=f"-c search_path={role} -c statement_timeout=1")
+    with pytest.raises(StoreError, match=f"cannot open .*statement timeout; .*{_FIX}"):
+        PostgresStore(url)
