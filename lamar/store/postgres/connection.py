@@ -214,11 +214,10 @@ class Connections:
         down = self._down
         if down is not None and started < down[0] and not self._answers():
             raise self._unreachable()
-        self._setup.check(waited=False)
         try:
-            conn = self._pool.getconn(timeout=min(self._timeout, _FIRST_WAIT))
+            conn = self._pool.getconn(timeout=self._setup.wait(min(self._timeout, _FIRST_WAIT)))
         except self.pg.OperationalError:
-            self._setup.check(waited=True)
+            self._setup.check()
             if not self._answers():
                 raise self._unreachable() from None
             try:

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
 # look); a stricter default of the database or role would abort that wait as a serialization failure.
 READ_COMMITTED = "SELECT set_config('default_transaction_isolation', 'read committed', false)"
 _SETUP = f"{READ_COMMITTED}, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid())"
-# How long (seconds) after the server refused a set-up calls fail without waiting for a connection;
-# later ones wait again (a second at most), which lets the pool try another.
+# How long (seconds) after the server refused a set-up a call takes only a connection ready at once (the
+# pool may hold some set up before) and otherwise fails; later ones wait again (a second at most), which
+# lets the pool try another set-up.
 _FAILS_FOR = 5.0
+_READY = 0.05  # seconds: a wait for a ready connection, which psycopg_pool refuses at once at 0
 
 
 class PoolSetup:
@@ -39,20 +41,27 @@ class PoolSetup:
         except Exception as exc:
             if getattr(exc, "sqlstate", None) and not conn.broken:  # raised by a server that is there
                 self._failed = (time.monotonic(), exc)
-            raise  # the pool drops the connection
+            conn.close()  # the pool drops it unclosed: its backend would stay until it is collected
+            raise
         self._failed = None
         if row is not None and row[1] is not None:
             self.started[conn] = str(row[1])
 
-    def check(self, *, waited: bool) -> None:
-        """Raise if the server refused the set-up: within the last few seconds, or, once a call has
-        `waited` for a connection in vain, at all since the last set-up that succeeded.
+    def wait(self, seconds: float) -> float:
+        """How long a call waits for a connection before `check`: `seconds`, unless the server
+        refused a set-up in the last few seconds (then only long enough to take one ready)."""
+        failed = self._failed
+        return _READY if failed is not None and time.monotonic() - failed[0] < _FAILS_FOR else seconds
+
+    def check(self) -> None:
+        """Raise, once a call waited for a connection in vain, if the server refused the set-up of
+        the pool's last new one.
 
         Raises:
             StoreError: what the server said and what to do; nothing of the call was sent.
         """
         failed = self._failed
-        if failed is None or not (waited or time.monotonic() - failed[0] < _FAILS_FOR):
+        if failed is None:
             return
         exc = failed[1]
         said = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
