@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 
@@ -36,6 +37,9 @@ class Follower:
         self._keyed: KeyedStore | None = store if isinstance(store, KeyedStore) else None
         self.cache = FoldCache(policy, store.location, self._keyed.lookup if self._keyed is not None else None)
         self.state_seq = 0  # the seq of the state last saved or loaded (see resume, save)
+        # Events folded past that state (`state_due`): counted, not told by seqs, which on PostgreSQL
+        # other namespaces (and the fold mode's row versions) take from the one sequence they share.
+        self.unsaved = 0
         self.foreign = False  # the state found beside the log was another Lamar's or tuning's (see resume)
         self.state_size = 0  # the lessons and episodes the state last saved held
         self.wrote = False
@@ -69,12 +73,18 @@ class Follower:
     def refold(self) -> None:
         """Forget the cache and fold the whole log again."""
         with no_cycle_collection():  # the fold builds a long-lived object per episode and lesson, no cycle
-            self.cache.fold_log(self.store.read(0))
+            log = self.store.read(0)
+            self.cache.fold_log(log)
         if self.wrote and self._keyed is not None and self._keyed.load_state() is None:
             # An erase's scrub drops the saved state, and the cache is folded again after it: a writer
             # that still counted the state as saved would not save one soon (`state_due`) nor at close
             # (`save_if_worth`), and until another did, every reader would fold the whole log.
             self.state_seq = self.state_size = 0
+        self.folded_whole(log)
+
+    def folded_whole(self, log: list[Event]) -> None:
+        """Count the events of a whole log just folded that lie past the saved state."""
+        self.unsaved = len(log) - bisect_right(log, self.state_seq, key=lambda e: e.seq)
 
     def whole(self) -> None:
         """Fold the whole log when the cache resumed from a saved state (sleep, checkpoint need every episode)."""
@@ -88,6 +98,7 @@ class Follower:
         if any(e.kind == "erase" for e in events) or (self.cache.partial and any(e.kind == "compact" for e in events)):
             self.refold()
             return
+        self.unsaved += len(events)
         for event in events:
             if event.kind != "outcome" or not event.data.get("replace"):
                 self.cache.fold(event)
@@ -139,7 +150,7 @@ class Follower:
 
     def state_due(self) -> bool:
         """Whether the cache has folded enough past the saved state to save it again."""
-        return self.cache.seq - self.state_seq >= max(_STATE_EVERY, len(self.cache.lessons), self.state_size)
+        return self.unsaved >= max(_STATE_EVERY, len(self.cache.lessons), self.state_size)
 
     def resume(self, through: int | None = None) -> bool:
         """Load the state this store's engines saved, if it still describes the log, and fold the
@@ -195,6 +206,7 @@ class Follower:
         cache.partial = True
         cache.seq = cache.base = self.state_seq = seq
         cache.last = first
+        self.unsaved = 0
         self.fold_tail([e for e in events if through is None or e.seq <= through])
         return True
 
@@ -210,12 +222,13 @@ class Follower:
         if self.cache.unscrubbed and isinstance(self.store, ErasableStore):
             return  # a state past an unscrubbed erase event would hide it from the next writer, who scrubs
         self.state_seq = self.cache.seq  # a store that cannot take it (read-only, busy) is not asked again soon
+        self.unsaved = 0
         if not self._findable():
             # Another process checkpointed below our seq: the episodes the state would leave
             # out are gone from the log into its snapshot. Fold the log as it now is (the
             # snapshot pins and seals them), and save that fold's state if it is findable.
             self.refold()
-            last, self.state_seq = self.cache.last, self.cache.seq
+            last, self.state_seq, self.unsaved = self.cache.last, self.cache.seq, 0
             if not self.may_save() or last is None or not self._findable():
                 return
         self.state_size = len(self.cache.lessons) + len(kept_episodes(self.cache))
@@ -233,7 +246,7 @@ class Follower:
 
     def save_if_worth(self) -> None:
         """Save the state at close when this process wrote and the tail is long enough to matter."""
-        tail = self.cache.seq - self.state_seq
+        tail = self.unsaved
         if self.wrote and not self.private and tail > 0 and tail * 16 >= len(self.cache.lessons):
             # Fold what others wrote first: a lesson another process erased since holds its text
             # in this cache, and a state saved from it would store that text beside the scrubbed log.
@@ -380,7 +393,9 @@ class SettledFollower(Follower):
             return
         if whole or not cache.settled:
             if whole or not self.resume(through):
-                cache.fold_log([e for e in self.store.read(0) if e.seq <= through])
+                log = [e for e in self.store.read(0) if e.seq <= through]
+                cache.fold_log(log)
+                self.folded_whole(log)
             cache.settled = True
         else:
             self.fold_tail([e for e in self.store.read(cache.seq) if e.seq <= through])
