@@ -365,6 +365,20 @@ def test_a_read_after_a_write_includes_what_others_wrote_before_it(ns_url: str, 
     theirs.close()
 
 
+def test_the_read_right_after_a_write_sees_the_log_as_of_that_write_and_the_next_read_the_rest(ns_url: str) -> None:
+    """The first read after a write is answered from what the write read back, without asking the
+    server: the log as of that write's commit. An event another writer commits after it comes with
+    the next read, never skipped (docs/postgres.md, "Two modes")."""
+    mine, theirs = PostgresStore(ns_url), PostgresStore(ns_url)
+    first = mine.append([Event("status", {"id": "mine", "status": "active"})])[0].seq
+    theirs.append([Event("status", {"id": "theirs", "status": "active"})])
+    assert [e.data["id"] for e in mine.read(0)] == ["mine"]
+    assert [e.data["id"] for e in mine.read(first)] == ["theirs"]
+    assert [e.data["id"] for e in mine.read(0)] == ["mine", "theirs"]
+    mine.close()
+    theirs.close()
+
+
 def test_a_store_moves_from_json_to_postgres_and_on_to_sqlite(tmp_path: Path, ns_url: str) -> None:
     lam = Lamar(str(tmp_path / "start.json"), k=2, seed=5)
     ids = [lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="t"))) for i in range(3)]
