@@ -11,10 +11,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.session import UsageError, agents_tuning, open_raw, store_source
+from lamar.cli.session import UsageError, open_raw, store_source
 from lamar.engine import Lamar
 from lamar.extras import needs_extra
 from lamar.loopback import is_loopback
+from lamar.state.copied import agents_tuning
 from lamar.typed import typed_whole
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`

@@ -15,13 +15,11 @@ from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json, plural
 from lamar.cli.session import (
     UsageError,
-    agents_tuning,
     is_file_location,
     open_raw,
     store_location,
     store_source,
 )
-from lamar.state.copied import save_folded
 from lamar.store import Store, location_refusal
 from lamar.store.transfer import TransferResult, transfer
 
@@ -49,10 +47,7 @@ def _copy(source: Store, target: Store, *, append: bool) -> TransferResult:
             f"{target.location} already holds {plural(existing, 'event')}: choose {fresh}, or pass --append "
             "to add these events after them"
         )
-    # The target's agents' tuning when it has any (an --append), else the source's: the tuning the readers of
-    # the copy take (`agents_tuning`), so that they resume from the state saved below.
-    tuning = agents_tuning(target) or agents_tuning(source)
-    try:
+    try:  # saves the copy's state too, under the tuning its readers take (`agents_tuning`)
         result = transfer(source, target, append=append)
     except EventConflict as exc:
         if not append:
@@ -66,10 +61,6 @@ def _copy(source: Store, target: Store, *, append: bool) -> TransferResult:
             "to start over, import into a new store (without --append); to add the lessons only one of them "
             "holds, `lamar add --from FILE` them into the other"
         ) from None
-    # Copied and verified: with no state saved, every reader (stats, ls, show, ui) would fold the whole log until
-    # an agent wrote and closed. A cache: the copy stands without it.
-    with contextlib.suppress(StoreError, OSError):
-        save_folded(target, tuning)
     return result
 
 

@@ -8,10 +8,10 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError, UnknownExperience, advised
 from lamar.engine import Lamar
+from lamar.state.copied import agents_tuning
 from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
 DEFAULT_STORE = "~/.lamar/experience.json"
@@ -273,35 +273,6 @@ def open_engine(args: argparse.Namespace, *, create: bool = False) -> Lamar:
     location, hooks = store_source(args)
     store = open_raw(location, create=create, hooks=hooks)
     return Lamar(store, **agents_tuning(store))
-
-
-def agents_tuning(store: Store) -> dict[str, Any]:
-    """The tuning the store's agents folded it under: a PostgreSQL namespace's rows', another store's saved
-    state's; {} (the defaults) when it has neither. Under the defaults a command would build every row again
-    from the log, exclusively, and the agents' next call would build them back under theirs; it would refuse
-    their saved state and fold the whole log, every time, and a command that writes would save its own
-    state, which their next engine would refuse in turn."""
-    import dataclasses
-    import json
-
-    from lamar.policy.config import Policy
-    from lamar.state.saved import saved_tuning
-    from lamar.store.base import KeyedStore, folded_rows
-
-    rows = folded_rows(store)
-    if rows is None:
-        tuning = saved_tuning(store.load_state()) if isinstance(store, KeyedStore) else {}
-    else:
-        text = rows.lessons([]).tuning  # None: no rows yet, or stale: whoever reads them next builds them
-        tuning = json.loads(text) if text is not None else {}
-    # Rows or a state another design of the decision core folded (knobs this Policy lacks) are folded again.
-    if not set(tuning) <= {field.name for field in dataclasses.fields(Policy)}:
-        return {}
-    try:
-        Policy(**tuning)
-    except (TypeError, ValueError):  # tuning no engine takes (an edited state): the defaults, as with none
-        return {}
-    return tuning
 
 
 def store_bytes(location: str) -> int | None:

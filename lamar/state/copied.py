@@ -1,11 +1,67 @@
-"""The state of a store just copied into (`lamar import`, `lamar export`), folded once and saved beside its
-log, so that its first readers resume from it instead of each folding the whole log."""
+"""The state of a store just copied into (`transfer`, `lamar import`, `lamar export`), saved beside its log, so
+that its first readers resume from it instead of each folding the whole log; and the tuning they fold under."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from lamar.store.base import Store
+from lamar.store.base import Event, KeyedStore, Store, folded_rows
+
+if TYPE_CHECKING:
+    from lamar.state.follower import Follower
+
+
+def agents_tuning(store: Store) -> dict[str, Any]:
+    """The tuning the store's agents folded it under: a PostgreSQL namespace's rows', another store's saved
+    state's; {} (the defaults) when it has neither. Under the defaults a command would build every row again
+    from the log, exclusively, and the agents' next call would build them back under theirs; it would refuse
+    their saved state and fold the whole log, every time, and a command that writes would save its own
+    state, which their next engine would refuse in turn."""
+    import dataclasses
+    import json
+
+    from lamar.policy.config import Policy
+    from lamar.state.saved import saved_tuning
+
+    rows = folded_rows(store)
+    if rows is None:
+        tuning = saved_tuning(store.load_state()) if isinstance(store, KeyedStore) else {}
+    else:
+        text = rows.lessons([]).tuning  # None: no rows yet, or stale: whoever reads them next builds them
+        tuning = json.loads(text) if text is not None else {}
+    # Rows or a state another design of the decision core folded (knobs this Policy lacks) are folded again.
+    if not set(tuning) <= {field.name for field in dataclasses.fields(Policy)}:
+        return {}
+    try:
+        Policy(**tuning)
+    except (TypeError, ValueError):  # tuning no engine takes (an edited state): the defaults, as with none
+        return {}
+    return tuning
+
+
+def save_copied(store: Store, tuning: dict[str, Any], checked: Follower | None, log: Sequence[Event]) -> None:
+    """Save the state of `store`, whose whole log is now `log`, under `tuning`: the state `checked` (the copy's
+    check, which folded that log numbered from 1 under `tuning`) folded, when `store` numbered it so; else the
+    state a fold of `store` gives (`save_folded`). A cache: a store that cannot take it is left as it is.
+
+    Raises:
+        StoreError: the store could not be read.
+    """
+    numbered_alike = [event.seq for event in log] == list(range(1, len(log) + 1))
+    if checked is None or not numbered_alike or checked.cache.seq != len(log) or not log \
+            or folded_rows(store) is not None or not isinstance(store, KeyedStore):
+        # A PostgreSQL database numbers a namespace's events after its others' (and the fold mode's rows are
+        # built from the log), and an agent may have written between the copy's events: folded again.
+        save_folded(store, tuning)
+        return
+    from lamar.state.follower import Follower
+
+    saver = Follower(store, checked.policy)
+    cache = saver.cache = checked.cache
+    # The event the state names as the store holds it: the copy's check read it as the copy was to be.
+    cache.location, cache.last = store.location, log[-1]
+    saver.save()
 
 
 def save_folded(store: Store, tuning: dict[str, Any]) -> None:
@@ -26,4 +82,4 @@ def save_folded(store: Store, tuning: dict[str, Any]) -> None:
         log.save()
 
 
-__all__ = ["save_folded"]
+__all__ = ["agents_tuning", "save_copied", "save_folded"]

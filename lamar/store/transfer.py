@@ -3,6 +3,7 @@ between backends (the event log is the whole truth; the engine rebuilds its stat
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Sequence
@@ -41,6 +42,10 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     number, so `stats()["events"]` and the numbers of later events differ from the source's.
     The copy is read back and compared event by event (kind, key, data, time, in order). The
     text of a lesson the source erased is not copied, even where its scrub was left unfinished.
+    The copy's folded state is saved beside it (on PostgreSQL in the fold mode, its rows built),
+    under the tuning its readers take: the target's agents' when it held a saved state or rows,
+    else the source's; so its first engine or `lamar stats` resumes from it instead of folding
+    the whole log. A state that cannot be saved (a busy or read-only store) is left to the next writer.
 
     Args:
         source: the store to read (it is not written).
@@ -52,7 +57,10 @@ def transfer(source: Store, target: Store, *, append: bool = False,
             memory per write but a failure can leave a prefix copied.
         validate: hold every event to what the API would write (a lesson's text in prompt
             form, no secret, rewards in [-1, 1], sane times, ...) and fold the result in memory
-            first; any failure refuses the whole copy before anything is written.
+            first; any failure refuses the whole copy before anything is written. Where the target
+            numbers the copy as that fold did (a new file or memory store, an append to a file
+            store nobody else wrote to meanwhile), that fold is the state saved; else the copy
+            is folded again to save it.
 
     Returns:
         A `TransferResult`.
@@ -90,20 +98,30 @@ def transfer(source: Store, target: Store, *, append: bool = False,
             f"so it cannot follow the {len(before)} events {target.location} holds: copy it into an "
             "empty store, or append the other store to it instead"
         )
+    from lamar.state.copied import agents_tuning, save_copied
     from lamar.store.validate import without_erased
 
+    # The tuning the copy's readers take: the target's agents' when it has any (an append), else the source's.
+    tuning = agents_tuning(target) or agents_tuning(source)
     events = without_erased(events)
+    checked = None
     if validate:
-        from lamar.store.validate import checked_events
+        from lamar.store.validate import checked_fold
 
-        events = checked_events(events, source.location, before)
+        events, checked = checked_fold(events, source.location, before, tuning)
     # Read the target's tail once more after writing, from where it ended before.
     start = before[-1].seq if before else 0
     fresh = [Event(kind=e.kind, data=e.data, key=e.key, time=e.time) for e in events]
     step = batch_size or max(len(fresh), 1)
     for offset in range(0, len(fresh), step):
         target.append(fresh[offset:offset + step])
-    _verify(events, target.read(start), target.location)
+    after = target.read(start)
+    _verify(events, after, target.location)
+    # Copied and verified: with no state saved, every reader would fold the whole log until an agent wrote and
+    # closed. The check's fold is that state where the target numbered the log as it did. A cache: the copy
+    # stands without it.
+    with contextlib.suppress(StoreError, OSError):
+        save_copied(target, tuning, checked, [*before, *after])
     # A copy is the source as it was read: an agent that went on writing to it (a team moving its
     # store while its agents run) left reports that only the source holds, so count them.
     return TransferResult(copied=len(events), source=source.location, target=target.location,

@@ -1,17 +1,21 @@
-"""`checked_events`: events from another store, held to what the API would have written."""
+"""`checked_events`: events from another store, held to what the API would have written, and folded
+(`checked_fold`) as the store's readers will fold them."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, InvalidEvent, LamarError
 from lamar.experience import Experience, check_context
 from lamar.signals import Signal
 from lamar.storable import finite_number, storable_problem, text_problem, time_problem, whole_number
 from lamar.store.base import EVENT_KINDS, Event
+
+if TYPE_CHECKING:
+    from lamar.state.follower import Follower
 
 _SIGNALS = {s.value for s in Signal}
 
@@ -198,7 +202,13 @@ def _reason_scrubbed(event: Event) -> Event:
 
 
 def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] = ()) -> list[Event]:
-    """Every event checked (see `checked_event`), then the whole log folded in memory.
+    """Every event checked (see `checked_event`), then the whole log folded in memory (`checked_fold`)."""
+    return checked_fold(events, where, before)[0]
+
+
+def checked_fold(events: Sequence[Event], where: str, before: Sequence[Event] = (),
+                 tuning: Mapping[str, Any] | None = None) -> tuple[list[Event], Follower]:
+    """Every event checked (see `checked_event`), then the whole log folded in memory, and that fold.
 
     Import (and export) copies events verbatim, so a hand-edited or hostile file could put in a
     store what no API call can: a NaN reward, a propensity of 5, a time in the year 5000, a
@@ -210,6 +220,11 @@ def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] 
         events: the events to copy.
         where: the source's location, for messages.
         before: events the target already holds (they are folded first, as after the copy).
+        tuning: a `Policy`'s fields to fold under (the defaults when None): the tuning of the copy's readers,
+            so that the fold is the state they resume from, where the target numbers the log from 1 as it is here.
+
+    Returns:
+        The events as the API would have written them, and the follower of their fold (`before` first).
 
     Raises:
         InvalidEvent: naming the first event that the API would not have written, or the log
@@ -222,11 +237,10 @@ def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] 
         except (LamarError, ValueError, TypeError, KeyError) as exc:
             raise InvalidEvent(f"{where}: event #{number} ({event.kind!r}) is refused: {exc}; nothing was "
                                "copied: fix or remove that event and try again") from None
-    _dry_run([*before, *out], where)
-    return out
+    return out, _dry_run([*before, *out], where, tuning or {})
 
 
-def _dry_run(events: Sequence[Event], where: str) -> None:
+def _dry_run(events: Sequence[Event], where: str, tuning: Mapping[str, Any]) -> Follower:
     from lamar.policy.config import Policy
     from lamar.state.follower import Follower
     from lamar.store.memory import MemoryStore
@@ -238,7 +252,7 @@ def _dry_run(events: Sequence[Event], where: str) -> None:
         raise EventConflict(f"{exc} (an event of {where} repeats a key already in the target, or in {where}); "
                             "nothing was copied") from None
     try:
-        log = Follower(scratch, Policy())  # the fold an engine opening the copy would do
+        log = Follower(scratch, Policy(**tuning))  # the fold an engine opening the copy would do
         log.sync()
         for exp_id, state in log.cache.lessons.items():
             ev = state.evidence(log.policy, log.cache.n_active)
@@ -247,6 +261,7 @@ def _dry_run(events: Sequence[Event], where: str) -> None:
     except (LamarError, ValueError, TypeError, KeyError, OverflowError) as exc:
         raise InvalidEvent(f"{where}: the events, once copied, would not fold into a usable store ({exc}); "
                            "nothing was copied") from None
+    return log
 
 
 def without_erased(events: Sequence[Event]) -> list[Event]:
@@ -267,4 +282,4 @@ def without_erased(events: Sequence[Event]) -> list[Event]:
     return list(current.values())
 
 
-__all__ = ["checked_event", "checked_events", "without_erased"]
+__all__ = ["checked_event", "checked_events", "checked_fold", "without_erased"]

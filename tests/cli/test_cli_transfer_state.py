@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar
-from lamar.cli.session import agents_tuning
 from lamar.policy.config import Policy
+from lamar.state.copied import agents_tuning
 from lamar.state.follower import Follower
 from lamar.store import open_store
 from lamar.store.base import folded_rows

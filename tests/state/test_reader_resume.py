@@ -64,8 +64,8 @@ def test_a_command_takes_the_saved_states_tuning_and_the_defaults_when_it_cannot
     import zlib
 
     from lamar import Policy
-    from lamar.cli.session import agents_tuning
     from lamar.policy.config import SETTLING
+    from lamar.state.copied import agents_tuning
     from lamar.store import open_store
 
     path = tmp_path / "s.db"
