@@ -245,14 +245,15 @@ def _move_in(tmp: Path, path: Path, *, replace: bool, command: str) -> None:
     if tmp.with_name(tmp.name + "-wal").exists():  # never moved without it: its transactions would be lost
         raise StoreError(f"the copy at {tmp} kept a -wal file its close did not fold in; {path} was left as it was: "
                          "run the command again")
-    if replace:
-        os.chmod(tmp, path.stat().st_mode & 0o777)  # the user's file keeps its permissions
+    with contextlib.suppress(FileNotFoundError):
+        if replace:
+            os.chmod(tmp, path.stat().st_mode & 0o777)  # the user's file keeps its permissions
     fd = os.open(tmp, os.O_RDONLY)
     try:
         os.fsync(fd)  # the copy on the disk before the rename makes it the file
     finally:
         os.close(fd)
-    if replace:
+    if replace and _replaceable(path):
         os.replace(tmp, path)  # atomic: the user's file, or the whole store, never half of either
     else:
         _create(tmp, path, command)
@@ -270,6 +271,19 @@ def _move_in(tmp: Path, path: Path, *, replace: bool, command: str) -> None:
             left.unlink()
     with contextlib.suppress(OSError):
         tmp.parent.rmdir()
+
+
+def _replaceable(path: Path) -> bool:
+    """Whether the file --force lets the copy replace is still there and still no store: it was checked before the
+    copy, and while the copy ran a store may have been made there (another export's moved in, an agent's first
+    write into it), which is never replaced. False when it is gone: the copy is then made new, as for no file.
+    Checked once more just before the rename, which then replaces whatever an instant between them put there."""
+    if not os.path.lexists(path):
+        return False
+    if is_store_file(path):
+        raise UsageError(f"{path} became a Lamar store while the copy ran (another export's, or an agent's first "
+                         "write); it was left as it is: name another file, or export into it with --append")
+    return True
 
 
 def _create(tmp: Path, path: Path, command: str) -> None:

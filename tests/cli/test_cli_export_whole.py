@@ -124,6 +124,50 @@ def test_a_file_made_at_the_new_name_during_the_export_is_never_replaced(run_cli
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.parametrize("made", ["another export's store", "an agent's first write"])
+def test_a_store_made_at_the_forced_name_during_the_export_is_never_replaced(run_cli, json_store, tmp_path,
+                                                                             monkeypatch, made):
+    # --force let the copy replace a file that was no store when checked; one made a store while the copy ran
+    # (a store moved in, or an agent writing into the file in place) is a store: never replaced.
+    out = tmp_path / "notes.json"
+    out.write_text("")  # empty: not a store, and an agent opening it makes it one in place
+    real = move.transfer
+
+    def raced(source, target, **options):  # type: ignore[no-untyped-def]
+        result = real(source, target, **options)
+        if made == "an agent's first write":
+            with Lamar(str(out)) as agent:
+                agent.report(agent.recall({"project": "demo"}).episode_id, 1.0)
+        else:
+            with Lamar(str(tmp_path / "other.json")) as agent:
+                agent.report(agent.recall({"project": "demo"}).episode_id, 1.0)
+            os.replace(tmp_path / "other.json", out)
+        return result
+
+    monkeypatch.setattr(move, "transfer", raced)
+    done = run_cli("export", "--store", json_store, "--out", out, "--force")
+    assert done.returncode == 1 and f"{out} became a Lamar store while the copy ran" in done.stderr, done.stderr
+    assert event_count(out) == 2  # theirs, as they left it
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_forced_file_removed_during_the_export_is_made_new(run_cli, json_store, tmp_path, monkeypatch):
+    out = tmp_path / "notes.db"
+    out.write_text("my notes")
+    real = move.transfer
+
+    def raced(source, target, **options):  # type: ignore[no-untyped-def]
+        result = real(source, target, **options)
+        out.unlink()  # removed while the copy ran: nothing left to replace
+        return result
+
+    monkeypatch.setattr(move, "transfer", raced)
+    done = run_cli("export", "--store", json_store, "--out", out, "--force")
+    assert done.returncode == 0, done.stderr
+    assert event_count(out) == event_count(json_store)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
 @pytest.mark.parametrize("command", ["export", "import"])
 def test_a_folder_it_cannot_write_in_is_named_for_the_users_file(run_cli, json_store, tmp_path, monkeypatch, command):
     # As root a read-only folder is writable: the refusal is the one a user's own folder gives.
