@@ -157,6 +157,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
 
 # Commands the docs show with their output that no list can take again, each with why.
 NOT_RUN: dict[str, str] = {
+    "python tools/copy_speed.py --episodes 16000 --runs 5 OLD NEW": "compares two checkouts a person picks",
     "python -m lamar.gym --volume": "names the project tools/reach_sweep.py reads; its own run is listed",
     "python tools/team_store.py --lessons 5000 --episodes 50000 --against OLD_CHECKOUT":
         "compares with an older checkout a person picks",
