@@ -47,7 +47,7 @@ def serve(store: str, *, idle: float = IDLE) -> int:
                 return 0
             with conn:
                 _answer(conn, own, lambda raw, start, create: _handle(run, raw, store, engines[create], start, create,
-                                                                      overran))
+                                                                      overran), store)
         return 0
     finally:
         listener.close()
@@ -85,7 +85,7 @@ def _bind(path: str) -> socket.socket | None:
         return None
 
 
-def _answer(conn: socket.socket, own: bytes, handle: Any) -> None:
+def _answer(conn: socket.socket, own: bytes, handle: Any, store: str = "") -> None:
     conn.settimeout(5.0)
     data = bytearray()
     try:
@@ -96,11 +96,13 @@ def _answer(conn: socket.socket, own: bytes, handle: Any) -> None:
             data += chunk
         header, _, raw = bytes(data).partition(b"\n")
         version, code, arrived, create = header.split(b" ", 3)
-        if version != VERSION or code != own or _code_changed():
+        if version != VERSION or code != own or _code_changed() or _store_replaced(store):
             conn.sendall(b"stale\n")  # the client handles it and starts a daemon of its own code
             raise SystemExit(0)
         start = time.monotonic() - max(0.0, time.time() - float(arrived))
-        conn.sendall(b"ok\n" + handle(raw, start, create == b"1"))
+        answer = handle(raw, start, create == b"1")
+        _served_file[store] = _file_of(store)  # this event's own writes included (a JSON store is rewritten)
+        conn.sendall(b"ok\n" + answer)
     except (OSError, ValueError):
         return
 
@@ -122,6 +124,25 @@ def _code_changed() -> bool:
         except OSError:
             return True
     return False
+
+
+_served_file: dict[str, tuple[int, int] | None] = {}
+
+
+def _file_of(store: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(store)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _store_replaced(store: str) -> bool:
+    """Whether the store's file was deleted or replaced since this daemon's last event (a user starting over,
+    a backup moved into place): the engine it holds has the old file open, and would fail every event."""
+    if not store or "://" in store or store == ":memory:" or store not in _served_file:
+        return False
+    return _file_of(store) != _served_file[store]
 
 
 def _handle(run: Any, raw: bytes, store: str, engine: Any, start: float, create: bool,

@@ -71,6 +71,26 @@ def test_a_dead_daemons_socket_is_replaced(hook: Hook, repo: Path) -> None:
         assert lam.stats()["episodes"] == 2
 
 
+def test_a_store_deleted_and_made_again_is_the_one_the_daemon_serves(hook: Hook, repo: Path) -> None:
+    # Starting over (the store deleted, then install or import-rules making it again) while the daemon
+    # held the old file open: each event failed on the old file, and events kept the daemon alive.
+    path = socket_path(str(hook.store), hook.env)
+    assert path is not None
+    assert _prompt(hook, repo, "add a flag").returncode == 0
+    assert _served(path)
+    assert _prompt(hook, repo, "add another flag").returncode == 0  # the daemon now holds the store open
+    for leftover in hook.store.parent.glob(hook.store.name + "*"):
+        leftover.unlink()
+    with Lamar(str(hook.store)) as lam:
+        lam.add(Experience("adding a flag", "document it in --help", scope=Scope(project="shop")))
+    answer = _prompt(hook, repo, "add a third flag")
+    assert answer.returncode == 0 and b"document it in --help" in answer.stdout
+    assert not hook.log_file.exists() or "replaced by another file" not in hook.log_file.read_text()
+    assert _prompt(hook, repo, "add a fourth flag").returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert lam.stats()["episodes"] == 2  # both prompts after the new store, none lost
+
+
 def test_a_changed_module_retires_the_daemon(tmp_path: Path) -> None:
     source = tmp_path / "extra.py"
     source.write_text("X = 1\n")
