@@ -16,7 +16,7 @@ from lamar.storable import without_lone_surrogates
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, git_dir, own_command, rules_folder
 from lamar_claude_code.fitting import fit_prompt, fitting
-from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git, unchanged
+from lamar_claude_code.outcomes import note_edit, prompt_key, prompt_words, read_followup, read_git, unchanged
 from lamar_claude_code.state import (
     locked_state,
     log_line,
@@ -268,8 +268,7 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         if rules_folder(Path(repo), path):
             state["sessions"][session]["edited"] = relative
         return
-    if relative not in record["files"]:
-        record["files"].append(relative)
+    note_edit(state["episodes"].values(), record, relative)
     state["sessions"][session]["edited"] = relative
     if "base" not in record:
         from lamar_claude_code.outcomes import head_commit

@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 CORRECTION_RULES: tuple[str, ...] = (
@@ -177,6 +177,19 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
     return None
 
 
+def note_edit(episodes: Iterable[dict[str, Any]], record: dict[str, Any], relative: str) -> None:
+    """Watch `relative` for `record`'s turn, which edited it. An earlier turn of the same session that the
+    next prompt rejected (corrected, re-asked) lets go of the file: from now on the file holds this turn's
+    redo, and a commit of it ships the redo, not the rejected edit."""
+    if relative not in record["files"]:
+        record["files"].append(relative)
+    for other in episodes:
+        if (other is not record and other.get("session") == record.get("session")
+                and other.get("repo") == record.get("repo") and other.get("signal") in ("corrected", "reasked")
+                and relative in other.get("files", ())):
+            other["files"].remove(relative)
+
+
 def unchanged(tool_response: Any) -> bool:
     """Whether a Write left its file as it was: Claude Code's answer holds the file before and after.
 
@@ -192,5 +205,15 @@ def _reverted(repo: str, sha: str) -> str:
     return found.strip() if found else ""
 
 
-__all__ = ["CORRECTION_RULES", "git", "head_commit", "prompt_key", "prompt_words", "read_followup", "read_git",
-           "unchanged", "word_overlap"]
+__all__ = [
+    "CORRECTION_RULES",
+    "git",
+    "head_commit",
+    "note_edit",
+    "prompt_key",
+    "prompt_words",
+    "read_followup",
+    "read_git",
+    "unchanged",
+    "word_overlap",
+]

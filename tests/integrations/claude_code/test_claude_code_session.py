@@ -128,3 +128,28 @@ def test_a_session_is_read_into_episodes_and_outcomes(hook: Hook, repo: Path) ->
     # one line per settlement, and the missing transcript cost only the traces
     log = hook.log_file.read_text()
     assert log.count("settled") == 7 and "no traces from" in log
+
+
+def test_a_turn_corrected_and_redone_in_the_same_file_does_not_ship_with_the_fix(hook: Hook, repo: Path) -> None:
+    # "no, ...": the next turn rewrites the file the rejected turn edited, and the developer commits the fix.
+    # What landed is the fix, not the rejected edit, so that turn stays corrected; a file only it edited
+    # still settles it by git.
+    e1, _ = _prompt(hook, repo, "make the checkout total a float in app.py")
+    _edit(hook, repo, "app.py", "def main():\n    print(float(1))\n")
+    _edit(hook, repo, "notes.md", "the total is a float\n", tool="Write")
+    _stop(hook, repo)
+    e2, _ = _prompt(hook, repo, "no, money stays Decimal: fix the test instead")
+    _edit(hook, repo, "app.py", "def main():\n    print('shop', 'Decimal')\n")
+    _edit(hook, repo, "test_app.py", "def test_main():\n    pass\n", tool="Write")
+    _stop(hook, repo)
+    git(repo, "add", "app.py", "test_app.py")
+    git(repo, "commit", "-q", "-m", "fix the test")
+    _prompt(hook, repo, "add a --verbose flag")  # git is read at each event
+    with Lamar(str(hook.store)) as lam:
+        assert (lam.episode(e1).signal, lam.episode(e2).signal) == ("corrected", "shipped")
+    assert hook.state()["episodes"][e1]["files"] == ["notes.md"]
+    git(repo, "add", "notes.md")
+    git(repo, "commit", "-q", "-m", "notes")
+    hook(payload("SessionEnd", SESSION, repo, reason="prompt_input_exit"))
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(e1).signal == "shipped"  # its own file landed: git is still the stronger reading
