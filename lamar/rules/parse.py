@@ -153,8 +153,43 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
 def clean(text: str) -> str:
     """Markdown emphasis, link targets and HTML comments dropped, white space folded; inline code kept as written."""
     text = _uncommented(text)
+    # Each code span is masked while emphasis and links are dropped: `getLogger(__name__)` or `**kwargs`
+    # would read as bold, yet emphasis may still wrap a span ("**Always run `make test`**").
+    spans = _code_spans(text) if _MASK not in text else []
+    kept = [text[start:end] for start, end in spans]
+    for n, (start, end) in reversed(list(enumerate(spans))):
+        text = f"{text[:start]}{_MASK}{n}{_MASK}{text[end:]}"
     text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", text))
+    if kept:
+        text = re.sub(f"{_MASK}(\\d+){_MASK}", lambda found: kept[int(found.group(1))], text)
     return " ".join(text.split()).strip()
+
+
+_MASK = "\ue000"  # a private-use character: no rules file writes one, nor does emphasis or a link hold it
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where each code span of `text` starts and ends: a run of backticks opens one, and the next run of as many
+    closes it; a run that none closes is text. Each run is passed once per length, so the time is linear."""
+    runs = [(found.start(), found.end()) for found in _TICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for n, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(n)
+    passed = dict.fromkeys(by_length, 0)
+    spans: list[tuple[int, int]] = []
+    n = 0
+    while n < len(runs):
+        start, end = runs[n]
+        same, k = by_length[end - start], passed[end - start]
+        while k < len(same) and same[k] <= n:
+            k += 1
+        passed[end - start] = k
+        if k < len(same):
+            spans.append((start, runs[same[k]][1]))
+            n = same[k] + 1
+        else:
+            n += 1
+    return spans
 
 
 def _uncommented(text: str) -> str:

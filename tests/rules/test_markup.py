@@ -94,3 +94,14 @@ def test_a_tool_named_alone_with_what_it_is_is_no_command() -> None:
             "- `make` - builds everything\n- `./gradlew` - builds and tests\n- `./check.sh` - the checks\n")
     assert [text for _, text, _ in _rules(text)] == [
         "`make` - builds everything", "`./gradlew` - builds and tests", "`./check.sh` - the checks"]
+
+
+def test_code_spans_keep_their_underscores_stars_and_brackets() -> None:
+    # `logging.getLogger(__name__)` read as bold lost its underscores: the lesson told Claude `getLogger(name)`.
+    text = ("- Log with `logger = logging.getLogger(__name__)`, never `print`\n"
+            "- Always pass `**kwargs` and `**options` on unchanged\n- Put the exports in `__init__.py` and `__all__`\n"
+            "- Always write routes as `[text](/path)` in `docs/`\n- **Always run `make test`** before pushing\n")
+    assert [t for _, t, _ in _rules(text)] == [
+        "Log with `logger = logging.getLogger(__name__)`, never `print`",
+        "Always pass `**kwargs` and `**options` on unchanged", "Put the exports in `__init__.py` and `__all__`",
+        "Always write routes as `[text](/path)` in `docs/`", "Always run `make test` before pushing"]
