@@ -87,17 +87,33 @@ def beside(location: str, where: str) -> str:
     """Advice to copy the lessons of a store of the same name beside `location`, else "".
 
     Following the pages in order, `lamar import-rules --apply --create` fills the default
-    experience.json, then `install --store ~/.lamar/experience.db` starts an empty store beside it.
+    experience.json, then `install --store ~/.lamar/experience.db` starts an empty store beside it. A store in
+    another folder (the plugin's) names ~/.lamar's instead, where those steps left the lessons.
     """
     from pathlib import Path
 
     from lamar.cli.session import is_file_location, store_beside
 
     other = store_beside(Path(location).expanduser()) if is_file_location(location) else None
-    if other is None or not holds_lessons(str(other)):
-        return ""
-    return (f"; {other} beside it holds lessons that the hooks do not read: `{program_name()} import "
-            f"{shlex.quote(str(other))}{where}` copies them in")
+    if other is not None and holds_lessons(str(other)):
+        return (f"; {other} beside it holds lessons that the hooks do not read: `{program_name()} import "
+                f"{shlex.quote(str(other))}{where}` copies them in")
+    # The plugin's store, or one named elsewhere, after hooks on the docs' ~/.lamar/experience.db (or the
+    # default store): the lessons and their evidence would stay there, unnamed, and import-rules start over.
+    for usual in (Path("~/.lamar/experience.db").expanduser(), Path("~/.lamar/experience.json").expanduser()):
+        if (is_file_location(location) and usual.parent != Path(location).expanduser().parent
+                and _filled(usual) and holds_lessons(str(usual))):
+            return (f"; {usual} holds lessons that the hooks do not read: `{program_name()} import "
+                    f"{shlex.quote(str(usual))}{where}` copies them in, with their evidence")
+    return ""
+
+
+def _filled(path: Any) -> bool:
+    """Whether `path` is a file with something in it (opening a missing store would make one)."""
+    try:
+        return bool(path.is_file() and path.stat().st_size)
+    except OSError:
+        return False
 
 
 def holds_lessons(location: str) -> bool:

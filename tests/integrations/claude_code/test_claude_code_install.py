@@ -439,6 +439,23 @@ def test_install_over_an_empty_store_names_the_store_beside_it_that_holds_lesson
     assert "next: " not in lamar(env, repo, "install", "--store", str(store)).stdout
 
 
+def test_an_empty_store_elsewhere_names_the_usual_store_that_holds_lessons(repo: Path, env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    """Hooks installed with the docs' `--store ~/.lamar/experience.db`, then the plugin (its store under
+    ~/.local/share/lamar/): status said only "no lessons yet, import-rules", and the lessons and their
+    evidence stayed behind unnamed."""
+    usual = Path(env["HOME"]) / ".lamar" / "experience.db"
+    usual.parent.mkdir()
+    with Lamar(str(usual)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    store = Path(env["HOME"]) / ".local" / "share" / "lamar" / "experience.db"
+    first = lamar(env, repo, "install", "--store", str(store))
+    assert first.returncode == 0, first.stderr
+    hint = next(line for line in first.stdout.splitlines() if line.startswith("next: "))
+    assert hint.endswith(f"; {usual} holds lessons that the hooks do not read: "
+                         f"`lamar import {usual} --store {store}` copies them in, with their evidence"), hint
+
+
 def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Path, env: dict[str, str],
                                                                        tmp_path: Path) -> None:
     """`install --store X` then a bare `status` showed the default store, "missing", "none seen yet"."""
