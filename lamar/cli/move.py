@@ -17,7 +17,6 @@ from lamar.cli.session import (
     UsageError,
     is_file_location,
     open_raw,
-    store_location,
     store_source,
 )
 from lamar.store import Store, location_refusal
@@ -306,7 +305,7 @@ def _create(tmp: Path, path: Path, command: str) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     if not args.file.strip():  # `lamar import "$UNSET"`: the empty path would name the current folder
         raise UsageError("FILE is empty: name the store to import from (.json, .db or postgresql://)")
-    location = store_location(args)
+    location, hooks = store_source(args)
     if _same(location, args.file):
         raise UsageError(f"{args.file} is the store itself: name the file to import from")
     if is_file_location(args.file) and not Path(args.file).expanduser().exists():
@@ -320,8 +319,14 @@ def cmd_import(args: argparse.Namespace) -> int:
             refusal = location_refusal(location)
             if refusal:
                 raise StoreError(refusal)
-            return _copied(_copy_aside(source, new, replace=False, append=args.append, command="import"),
-                           str(new), json_out=args.json)
+            # The hooks' store holds their prompts' contexts: made, with its folder, as they make it, yours only.
+            previous = os.umask(0o077) if hooks else None
+            try:
+                result = _copy_aside(source, new, replace=False, append=args.append, command="import")
+            finally:
+                if previous is not None:
+                    os.umask(previous)
+            return _copied(result, str(new), json_out=args.json)
         return _copy_into(source, location, "import into", append=args.append, json_out=args.json)
     finally:
         source.close()

@@ -100,6 +100,29 @@ def test_a_plugin_users_ls_reads_the_plugins_store(repo: Path, env: dict[str, st
             assert [e.action for e in lam.experiences()] == actions
 
 
+def test_an_import_that_makes_the_plugins_store_makes_it_yours_only(repo: Path, env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    """`lamar import ~/.lamar/experience.db`, as status advises a user moving to the plugin, made the plugin's
+    store with the umask's modes, and the next status asked for a chmod 600."""
+    bare, _, default = _stores(env, tmp_path)
+    plugin = tmp_path / "share" / "lamar" / "experience.db"
+    claude = _plugin_installed(bare)
+    (claude / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"lamar@lamar": True},
+        "pluginConfigs": {"lamar@lamar": {"options": {"store": str(plugin)}}}}))
+    umask = os.umask(0o022)
+    try:
+        copied = lamar(bare, repo, "import", str(default))
+    finally:
+        os.umask(umask)
+    assert copied.returncode == 0, copied.stderr
+    made = [p for p in plugin.parent.iterdir() if p.name.startswith(plugin.name)]
+    assert made and {p.name: oct(p.stat().st_mode & 0o777) for p in made} == {p.name: "0o600" for p in made}
+    assert plugin.parent.stat().st_mode & 0o077 == 0  # a folder made for it too
+    with Lamar(str(plugin)) as lam:
+        assert [e.action for e in lam.experiences()] == ["ask the default store"]
+
+
 def test_a_setup_lamar_cannot_read_leaves_the_default_store(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """The lookup runs before every store command: a broken settings file or a Lamar installed without
     its Claude Code integration must leave `lamar ls` as it was, on the default store."""
