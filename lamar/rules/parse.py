@@ -252,11 +252,13 @@ def _directs(text: str) -> bool:
     label = _LABEL.match(text)
     if label and label.group(2).startswith("`"):
         return True  # "Run tests: `make test`": how to do a thing
-    for part in (text, label.group(2) if label else "", *_CLAUSE.findall(text)):
+    # "X hits the database; cache it in a local variable": a fact, then what to do about it.
+    after = [part for part in text.split("; ")[1:] if part.strip()]
+    for part in (text, label.group(2) if label else "", *_CLAUSE.findall(text), *after):
         words = part.lstrip("`*_ ").split(maxsplit=1)
         if words and words[0].lower().strip(",.;") in _IMPERATIVE:
             return True
-    return _verb_or_noun_directs(text)
+    return any(_verb_or_noun_directs(part) for part in (text, *after))
 
 
 def _verb_or_noun_directs(text: str) -> bool:

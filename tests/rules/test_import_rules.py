@@ -666,3 +666,14 @@ def test_a_rule_with_and_without_its_backticks_is_one_lesson_naming_both_files(t
     # Another command quoted on one side stays another rule.
     (tmp_path / ".cursorrules").write_text("- Run `make lint` before committing, then push.\n")
     assert len(import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons) == 2
+
+
+def test_a_fact_then_what_to_do_after_a_semicolon_is_a_rule() -> None:
+    # "X hits the database; cache it ...": the instruction came after the fact, and the gotcha was skipped.
+    rules = ["The `Order.total` property hits the database; cache it in a local variable inside loops.",
+             "Celery retries are at-least-once; make every task idempotent.",
+             "The staging database is shared; never run migrations against it by hand."]
+    descriptions = ["Tests live in tests/; fixtures in conftest.py.", "The API is REST; payloads are JSON."]
+    found, skipped = parse_rules("".join(f"- {line}\n" for line in rules + descriptions), "CLAUDE.md")
+    assert [r.text for r in found] == rules
+    assert [(r.text, why) for r, why in skipped] == [(d, "describes rather than directs") for d in descriptions]
