@@ -114,7 +114,10 @@ def _code_changed() -> bool:
     """Whether a module of Lamar this daemon runs was changed on disk (an upgrade, an edit)."""
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if path and name.split(".")[0] in ("lamar", "lamar_claude_code") and path not in _loaded:
+        # Run with -m, the daemon's own module is __main__: told by its folder, as lamar_claude_code's.
+        ours = name.split(".")[0] in ("lamar", "lamar_claude_code") or (
+            name == "__main__" and os.path.basename(os.path.dirname(str(path))) == "lamar_claude_code")
+        if path and ours and path not in _loaded:
             with contextlib.suppress(OSError):
                 _loaded[path] = os.stat(path).st_mtime_ns
     for path, mtime in _loaded.items():

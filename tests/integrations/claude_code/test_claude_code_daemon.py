@@ -13,6 +13,8 @@ import time
 import types
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope
 from lamar_claude_code import daemon
 from lamar_claude_code.quick import socket_path
@@ -103,6 +105,23 @@ def test_a_changed_module_retires_the_daemon(tmp_path: Path) -> None:
         assert daemon._code_changed()
     finally:
         del sys.modules[module.__name__]
+        daemon._loaded.pop(str(source), None)
+
+
+def test_a_changed_daemon_module_retires_the_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The daemon runs as `python -m lamar_claude_code.daemon`: its own module is __main__, which the check
+    # passed over, so an edit of daemon.py alone left the old daemon serving.
+    source = tmp_path / "lamar_claude_code" / "daemon.py"
+    source.parent.mkdir()
+    source.write_text("X = 1\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(source)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    try:
+        assert not daemon._code_changed()
+        source.write_text("X = 2\n")
+        assert daemon._code_changed()
+    finally:
         daemon._loaded.pop(str(source), None)
 
 
