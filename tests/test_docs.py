@@ -86,6 +86,13 @@ def test_the_matcher_honours_the_ellipsis() -> None:
     assert not matches("helps\n", "harms\n")
 
 
+def test_the_readme_does_not_send_a_claude_code_user_to_the_agent_sdk_extra() -> None:
+    # "Install the one for the framework your agent already uses" beside a list naming claude-code: a
+    # Claude Code user installed the Agent SDK and its bundled binary, which the hooks never use.
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "Claude Code's hooks and plugin need none: `claude-code` is the Agent SDK" in readme
+
+
 def test_the_readme_is_a_landing_page_with_the_two_setup_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) < 200
