@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -81,6 +82,11 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 
         def work() -> None:
             try:
+                if pending is not None and pending.get("store_error") and "://" not in store:
+                    # The file may be fixed since (made again by install): opened, the start is quiet. Still
+                    # failing, the kept failure is told as it stands, with the time it began.
+                    with contextlib.suppress(Exception):
+                        open_engine()
                 result["text"] = handle_event(payload, open_engine, paths, config=config, budget=deadline)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 result["error"] = exc

@@ -89,6 +89,22 @@ def test_a_corrupt_store_is_told_at_each_session_start_until_a_hook_uses_the_sto
     assert "hooks failing" not in status.stdout, status.stdout
 
 
+def test_a_store_fixed_before_the_next_session_is_not_told_as_off(store: Path, env: dict[str, str],
+                                                                  repo: Path) -> None:
+    # The store deleted, a prompt failing on it, then `lamar claude-code install` making it again: the next
+    # session's start still said "Lamar is off ... no store", since a start alone never opens the store.
+    run = _installed(store, env)
+    store.unlink()
+    _quiet(run(payload("UserPromptSubmit", "s1", repo, prompt="fix the build")))
+    message = _said(run(payload("SessionStart", "s2", repo, source="startup")))
+    assert message.startswith(OFF) and "no store at" in message  # still missing: said
+    Lamar(str(store)).close()  # fixed
+    _quiet(run(payload("SessionStart", "s3", repo, source="startup")))
+    status = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "status", "--store", str(store)],
+                            cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert "hooks failing" not in status.stdout, status.stdout
+
+
 def test_a_store_folder_that_takes_no_file_is_told_by_the_session_start_that_meets_it(
         env: dict[str, str], repo: Path, tmp_path: Path) -> None:
     # The session's start fails too (its state beside the store cannot be written): it tells of its own failure.
