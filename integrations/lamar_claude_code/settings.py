@@ -162,8 +162,10 @@ _GUARD_END = " >&2; exit 1; }; "
 
 def _guard(python: str, script: str) -> str:
     # Short, the fix in it: Claude Code's screen shows it under "<event> hook failed" at every event.
+    # A moved environment's bin/lamar starts the Python of its old path and fails too: the module runs.
     message = ("Lamar is off: the Python or quick.py of its hook is gone. `lamar claude-code status` names the "
-               "install that fixes it.")
+               "install that fixes it (from a moved virtual environment, its `bin/python -m lamar.cli claude-code "
+               "status`).")
     # printf, not echo: dash's echo would read a backslash in a path as an escape
     return (f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ] || "
             f"{{ printf '%s\\n' {shlex.quote(message)}{_GUARD_END}")

@@ -351,6 +351,8 @@ def test_an_installed_hook_whose_python_or_quick_py_is_gone_names_the_fix(
         said = done.stderr.decode()
         assert said.startswith("Lamar is off: the Python or quick.py of its hook is gone. "), said
         assert "`lamar claude-code status` names the install that fixes it" in said, said
+        # a moved environment's bin/lamar starts the Python of its old path: the module runs from the new one
+        assert "from a moved virtual environment, its `bin/python -m lamar.cli claude-code status`" in said, said
         assert "not found" not in said and said.count("\n") == 1  # one line, the shell's own error never reached
     assert gone(command) and invocation(command).startswith(f"{shlex.quote(sys.executable)} -S ")
     assert runs_without_path(command).startswith("exit 127" if what == "python" else "exit 2")
