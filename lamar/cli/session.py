@@ -212,14 +212,14 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
             + (f"; there is one at {beside}: pass --store {beside}, or export "
                f"{STORE_ENV}={beside} for every command" if beside else ""))
     if location.startswith(("postgresql://", "postgres://")):
-        from lamar.store.postgres.store import namespace_exists
+        from lamar.store.postgres.store import namespace_missing
         from lamar.store.postgres.url import parse_url
 
-        if not namespace_exists(location):
-            _, namespace, shown, _ = parse_url(location, None)
-            raise StoreError(f"no store at {shown}: namespace {namespace!r} holds no events there; " + (fix or (
-                "check lamar_namespace for a typo (a new store is created by `lamar add --create` or "
-                "`lamar import`)")))
+        missing = namespace_missing(location)
+        if missing is not None:
+            shown = parse_url(location, None)[2]
+            raise StoreError(f"no store at {shown}: {missing[0]}; " + (fix or (
+                f"{missing[1]} (a new store is created by `lamar add --create` or `lamar import`)")))
 
 
 def store_beside(path: Path) -> Path | None:

@@ -199,9 +199,9 @@ def test_an_unreachable_server_or_database_is_a_clear_error(postgres_url: str) -
     ("postgresql://no_such_role@127.0.0.1:5432/test", "correct the user in the URL, or create the role"),
 ])
 def test_a_store_that_cannot_be_opened_says_what_to_do(postgres_url: str, where: str, says: str) -> None:
-    from lamar.store.postgres.store import namespace_exists
+    from lamar.store.postgres.store import namespace_missing
 
-    for opening in (lambda: PostgresStore(where, timeout=2), lambda: namespace_exists(where, timeout=2)):
+    for opening in (lambda: PostgresStore(where, timeout=2), lambda: namespace_missing(where, timeout=2)):
         with pytest.raises(StoreError, match="cannot open the PostgreSQL store") as raised:
             opening()
         assert says in str(raised.value), raised.value

@@ -3,6 +3,8 @@ grants docs/postgres.md gives ("A role without CREATE"), saving its state too.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -64,3 +66,35 @@ def test_a_role_without_create_is_told_what_to_grant_then_works(postgres_url: st
         assert store.load_state() == "a state"
     finally:
         store.close()
+
+
+def _stats(url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lamar.cli", "--store", url, "stats"], capture_output=True,
+                          text=True, check=False, timeout=60)
+
+
+def test_a_search_path_naming_no_schema_says_to_create_the_schema(postgres_url: str) -> None:
+    # docs/postgres.md keeps the tables in a schema of their own "(create the schema first)": a URL
+    # whose search_path names a schema not created yet was told to grant a role what it lacks.
+    missing = f"lamar_none_{uuid.uuid4().hex[:10]}"
+    url = namespace_url(postgres_url, "roles", options=f"-c search_path={missing}")
+    with pytest.raises(StoreError, match="CREATE SCHEMA") as raised:
+        ExperienceStore(url)
+    assert "correct the search_path in the URL" in str(raised.value)
+    done = _stats(url)  # the command line reads without creating: it was told of a namespace typo
+    assert done.returncode == 2, done.stderr
+    assert f"no schema on its search_path ({missing}) holds Lamar's tables" in done.stderr
+    assert "lamar_namespace for a typo" not in done.stderr
+
+
+def test_a_namespace_missing_from_a_schemas_tables_names_that_schema(postgres_url: str,
+                                                                     schema_and_role: tuple[str, str]) -> None:
+    # A second process that left the search_path out of its URL reads public's tables (another
+    # team's), where its namespace is missing: the schema it read is named, not only the namespace.
+    schema, _ = schema_and_role
+    ExperienceStore(_url(postgres_url, "postgres", schema)).close()
+    url = namespace_url(postgres_url, f"walk-{uuid.uuid4().hex[:8]}", options=f"-c search_path={schema}")
+    done = _stats(url)
+    assert done.returncode == 2, done.stderr
+    assert f"holds no events in Lamar's tables in schema {schema}" in done.stderr
+    assert "check lamar_namespace, or the search_path in the URL, for a typo" in done.stderr

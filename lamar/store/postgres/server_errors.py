@@ -103,8 +103,11 @@ def refusal(refused: str, purpose: str = "") -> tuple[str, str]:
 _PRIVILEGES = {"42501": "the role lacks a privilege on Lamar's tables: have their owner grant it, as docs/postgres.md "
                         "says under \"A role without CREATE\" (USAGE on the schema; SELECT, INSERT, UPDATE, DELETE on "
                         "its tables; USAGE, SELECT on its sequences), or open the store once as the owner",
-               "3F000": "the role sees no Lamar tables in the URL's search_path and may not create them there: "
-                        "open the store once as a role that may CREATE in that schema (its first open creates the "
+               # No schema of the search_path that exists and that the role may use: one not created yet
+               # (the usual case: docs/postgres.md says to create it first), or one it lacks USAGE on.
+               "3F000": "the URL's search_path names no schema that exists and that this role may use: create "
+                        "that schema (CREATE SCHEMA name) or correct the search_path in the URL; for a role that "
+                        "may not CREATE there, open the store once as a role that may (its first open creates the "
                         "tables), then grant this role what docs/postgres.md lists under \"A role without CREATE\""}
 
 

@@ -326,10 +326,10 @@ class PostgresStore:
         return f"PostgresStore({self.location!r})"
 
 
-def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
-    """Whether the namespace `url` names holds a store (any event), asked on one connection that
-    writes nothing: a database without Lamar's tables is left without them, and a namespace
-    nobody wrote gets no row (opening a store would give it both).
+def namespace_missing(url: str, *, timeout: float = 30.0) -> tuple[str, str] | None:
+    """None when the namespace `url` names holds a store (any event); else why not and what to check,
+    asked on one connection that writes nothing: a database without Lamar's tables is left without
+    them, and a namespace nobody wrote gets no row (opening a store would give it both).
 
     Raises:
         StoreError: the server cannot be reached or refuses the query.
@@ -349,15 +349,22 @@ def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
         params.update(timeout_param(psycopg, conninfo, max(1, round(timeout))))
         with psycopg.connect(conninfo, **params) as conn:
             version = schema_version(conn)
-            if version is None:
-                return False
+            if version is None:  # a search_path left out of the URL, or naming a schema not made yet
+                row = conn.execute("SELECT current_setting('search_path')").fetchone()
+                return (f"no schema on its search_path ({row[0] if row else ''}) holds Lamar's tables",
+                        "check the search_path and the database in the URL for a typo")
             if version == 0:
-                return True  # the layout before namespaces: its one log is the default namespace's
-            row = conn.execute("SELECT EXISTS (SELECT 1 FROM lamar_events WHERE namespace = %s)",
-                               (namespace,)).fetchone()
-            return bool(row and row[0])
+                return None  # the layout before namespaces: its one log is the default namespace's
+            row = conn.execute("SELECT EXISTS (SELECT 1 FROM lamar_events WHERE namespace = %s), "
+                               "(SELECT relnamespace::regnamespace::text FROM pg_catalog.pg_class "
+                               "WHERE oid = to_regclass('lamar_events'))", (namespace,)).fetchone()
+            if row and row[0]:
+                return None
+            # Another schema's tables (another team's, in public) read for want of a search_path.
+            return (f"namespace {namespace!r} holds no events in Lamar's tables in schema {row[1] if row else '?'}",
+                    "check lamar_namespace, or the search_path in the URL, for a typo")
     except psycopg.Error as exc:
         raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{opening_advice(exc)}") from exc
 
 
-__all__ = ["PostgresStore", "namespace_exists"]
+__all__ = ["PostgresStore", "namespace_missing"]
