@@ -30,6 +30,7 @@ from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine, not_in_store
 from lamar.signals import to_reward
 from lamar_langgraph.attempts import Attempts
+from lamar_langgraph.dropped import FIX, RECALL_WRITES, check, declared, recalled
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +248,8 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         if marker is not None and (marker in (_field(state, "lamar_turns") or {}) or (
                 _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"))):
             return None  # this turn already has its episode (the second test: a state from before lamar_turns)
+        check(lamar, state, "recall")  # before it writes: a thread it recalled in holds its keys
+        recalled(lamar)
         return _context(state, context, context_key), marker, raw
 
     def written(rec: Recall, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
@@ -333,17 +336,16 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     def plan(state: Any) -> tuple[list[str], Outcome, str | None] | None:
         value = outcome(state) if outcome is not None else _field(state, outcome_key)
         if value is None:
+            check(lamar, state, "report")
             return None
         episodes = [e for e, status in (_field(state, "lamar_episodes") or {}).items() if status == OPEN]
         current = _field(state, "lamar_episode_id")
         if current and _field(state, "lamar_reported") != current and current not in episodes:
             episodes.append(current)  # a state from before lamar_episodes existed
-        if not episodes and not any(_declared(state, key) for key in _RECALL_WRITES):
+        if not episodes and not any(declared(state, key) for key in RECALL_WRITES):
             warnings.warn(f"Lamar's report node has the outcome {value!r} but no episode to report: the state "
-                          f"holds none of the keys the recall node writes ({', '.join(_RECALL_WRITES)}). Mix "
-                          "LamarState into the graph's state (class State(MessagesState, LamarState)), since "
-                          "LangGraph drops the keys a state schema does not declare, and run a recall node "
-                          "before this one", UserWarning, stacklevel=2)
+                          f"holds none of the keys the recall node writes ({', '.join(RECALL_WRITES)}). {FIX}, "
+                          "and run a recall node before this one", UserWarning, stacklevel=2)
         return (episodes, value, current) if episodes else None
 
     def written(episodes: list[str]) -> dict[str, Any]:
@@ -438,15 +440,6 @@ def _field(state: Any, key: str) -> Any:
     if isinstance(state, Mapping):
         return state.get(key)
     return getattr(state, key, None)
-
-
-# The keys the recall node writes and the report node reads. A state schema without them loses the
-# episode between the two without a word (LangGraph drops undeclared keys), so the report warns.
-_RECALL_WRITES = ("lamar_turn", "lamar_turns", "lamar_episode_id", "lamar_episodes")
-
-
-def _declared(state: Any, key: str) -> bool:
-    return key in state if isinstance(state, Mapping) else hasattr(state, key)
 
 
 def _speaker(message: Any) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
@@ -220,3 +221,75 @@ def test_a_signal_written_beside_an_interrupt_is_read_back_without_a_warning(
         graph.compile(checkpointer=SqliteSaver(later, serde=serde)).invoke(Command(resume="yes"), config)
     assert not [r.getMessage() for r in caplog.records if "lamar.signals" in r.getMessage()]
     assert lam.episode(out["lamar_episode_id"]).signal == "shipped"
+
+
+class Plain(MessagesState):  # LamarState forgotten altogether: even the judge's outcome is dropped
+    pass
+
+
+def _said(seen: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+
+
+def test_a_schema_without_any_of_lamars_keys_is_told_so_in_a_checkpointed_thread(lam: Lamar) -> None:
+    # Without lamar_outcome in the schema the report node sees no outcome, so the warning above never
+    # came: every turn's episode stayed pending and the model got no lessons, without a word.
+    graph: StateGraph[Any] = StateGraph(Plain)
+    graph.add_node("recall", recall_node(lam, context=CONTEXT))
+    graph.add_node("middle", lambda state: {"lamar_outcome": "shipped"})
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "middle")
+    graph.add_edge("middle", "report")
+    graph.add_edge("report", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    told = []
+    for thread, turn in (("plain", "it broke"), ("plain", "it broke again"), ("other", "it broke")):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            app.invoke({"messages": [HumanMessage(turn)]}, {"configurable": {"thread_id": thread}})
+        told.append(_said(seen))
+    assert [len(said) for said in told] == [1, 0, 1], told  # once a thread, on its first turn already
+    assert "Mix LamarState into the graph's state" in told[0][0] and "stay pending" in told[0][0]
+    assert len(lam.pending()) == 3
+
+
+def test_a_thread_with_lamar_state_is_not_told_so_whatever_the_layout(lam: Lamar) -> None:
+    # The report node first (the outcome comes with the next message) meets a state without
+    # Lamar's keys on the thread's first turn, before any recall: that is no dropped key.
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node("report", report_node(lam))
+    graph.add_node("recall", recall_node(lam, context=CONTEXT))
+    graph.add_edge(START, "report")
+    graph.add_edge("report", "recall")
+    graph.add_edge("recall", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "first"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        app.invoke({"messages": [HumanMessage("it broke")]}, config)
+        app.invoke({"messages": [HumanMessage("that broke it")], "lamar_outcome": "corrected"}, config)
+    assert len(lam.pending()) == 1
+
+
+def test_a_subgraph_that_recalls_and_reports_inside_a_parent_without_lamar_state_is_not_told_so(
+        lam: Lamar) -> None:
+    # The subgraph's own state holds the keys for its run; its parent need not keep them across turns.
+    inner: StateGraph[Any] = StateGraph(State)
+    inner.add_node("recall", recall_node(lam, context=CONTEXT))
+    inner.add_node("middle", lambda state: {"lamar_outcome": "shipped"})
+    inner.add_node("report", report_node(lam))
+    inner.add_edge(START, "recall")
+    inner.add_edge("recall", "middle")
+    inner.add_edge("middle", "report")
+    inner.add_edge("report", END)
+    outer: StateGraph[Any] = StateGraph(Plain)
+    outer.add_node("worker", inner.compile())
+    outer.add_edge(START, "worker")
+    outer.add_edge("worker", END)
+    app = outer.compile(checkpointer=InMemorySaver())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for turn in ("it broke", "it broke again"):
+            app.invoke({"messages": [HumanMessage(turn)]}, {"configurable": {"thread_id": "sub"}})
+    assert lam.pending() == []

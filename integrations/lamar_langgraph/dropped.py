@@ -1,0 +1,74 @@
+"""LangGraph drops the keys a state schema does not declare: a schema without `LamarState` loses
+every episode between the nodes. The nodes say so when a thread they recalled in holds none."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.config import get_config
+
+from lamar import Lamar
+
+# The keys the recall node writes and the report node reads.
+RECALL_WRITES = ("lamar_turn", "lamar_turns", "lamar_episode_id", "lamar_episodes")
+# The threads each engine recalled in, newest last, each with whether it was warned about (once is
+# enough): a warning needs only the threads still in use.
+REMEMBERED = 1024
+
+FIX = ("Mix LamarState into the graph's state (class State(MessagesState, LamarState)), since LangGraph drops "
+       "the keys a state schema does not declare")
+
+_threads: weakref.WeakKeyDictionary[Lamar, OrderedDict[str, bool]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def declared(state: Any, key: str) -> bool:
+    return key in state if isinstance(state, Mapping) else hasattr(state, key)
+
+
+def recalled(lamar: Lamar) -> None:
+    """Remember that `lamar` recalled in the running graph's thread (its top level only)."""
+    thread = _top_level_thread()
+    if thread is not None:
+        with _lock:
+            seen = _threads.setdefault(lamar, OrderedDict())
+            seen[thread] = seen.get(thread, False)
+            seen.move_to_end(thread)
+            while len(seen) > REMEMBERED:
+                seen.popitem(last=False)
+
+
+def check(lamar: Lamar, state: Any, node: str) -> None:
+    """Warn when `lamar` recalled in this thread, at the graph's top level, yet the state holds none of
+    the keys the recall writes: the schema drops them, so every episode stays pending and the model
+    node never gets `lamar_prompt`. Only the top level: a subgraph that recalls and reports inside
+    itself may live in a parent that keeps none of its keys, and a thread the engine never recalled
+    in (a report node first, on the first turn) has none yet."""
+    thread = _top_level_thread()
+    if thread is None or any(declared(state, key) for key in RECALL_WRITES):
+        return
+    with _lock:
+        seen = _threads.get(lamar)
+        if seen is None or seen.get(thread) is not False:  # not recalled in here, or told already
+            return
+        seen[thread] = True
+    warnings.warn(f"Lamar's {node} node finds none of the keys the recall node wrote in this thread "
+                  f"({', '.join(RECALL_WRITES)}): the episodes stay pending and the model gets no lessons. "
+                  f"{FIX}", UserWarning, stacklevel=3)
+
+
+def _top_level_thread() -> str | None:
+    """The thread of the running graph when the node runs at its top level (with a checkpointer), else None."""
+    try:
+        configurable = get_config().get("configurable", {})
+    except RuntimeError:  # outside a graph run
+        return None
+    thread = configurable.get("thread_id")
+    if thread is None or "|" in str(configurable.get("checkpoint_ns", "")):
+        return None
+    return str(thread)
