@@ -66,7 +66,9 @@ def _vacuums() -> int:
     import psycopg
 
     with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        row = conn.execute("SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'store'").fetchone()
+        # The schema too: another schema's table named store (another agent's PostgresStore) hid this one.
+        row = conn.execute("SELECT vacuum_count FROM pg_stat_user_tables "
+                           "WHERE relname = 'store' AND schemaname = current_schema()").fetchone()
     assert row is not None, "LangGraph's store table is missing"
     return int(row[0])
 
