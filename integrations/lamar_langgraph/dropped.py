@@ -63,12 +63,15 @@ def check(lamar: Lamar, state: Any, node: str) -> None:
 
 
 def _top_level_thread() -> str | None:
-    """The thread of the running graph when the node runs at its top level (with a checkpointer), else None."""
+    """The thread of the running graph when the node runs at its top level on the thread's state (with
+    a checkpointer), else None: a `Send`'s task (LangGraph's path "__pregel_push") gets the Send's own
+    payload, which holds no keys of the thread."""
     try:
-        configurable = get_config().get("configurable", {})
+        config = get_config()
     except RuntimeError:  # outside a graph run
         return None
+    configurable, path = config.get("configurable", {}), config.get("metadata", {}).get("langgraph_path") or ("",)
     thread = configurable.get("thread_id")
-    if thread is None or "|" in str(configurable.get("checkpoint_ns", "")):
+    if thread is None or "|" in str(configurable.get("checkpoint_ns", "")) or path[0] == "__pregel_push":
         return None
     return str(thread)

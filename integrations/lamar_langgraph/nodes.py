@@ -30,6 +30,7 @@ from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine, not_in_store
 from lamar.signals import to_reward
 from lamar_langgraph.attempts import Attempts
+from lamar_langgraph.cleared import unreported
 from lamar_langgraph.dropped import FIX, RECALL_WRITES, check, declared, recalled
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ def _settled(lamar: Lamar, state: Any) -> set[str]:
     return set(opened) - waiting
 
 
-def _forgotten(state: Any, raw: str | None, settled: set[str]) -> dict[str, Any]:
+def _forgotten(state: Any, raw: str | None, settled: set[str], outcome_key: str) -> dict[str, Any]:
     """The updates that forget what a new turn no longer needs: the turns whose episodes are
     reported (but those of this same turn in another (sub)graph), the reported episodes, and the
     open ones the store has `settled` since (the pending policy, the app) or that are older than
@@ -120,6 +121,7 @@ def _forgotten(state: Any, raw: str | None, settled: set[str]) -> dict[str, Any]
     pending policy recorded for turns long gone."""
     episodes = _field(state, "lamar_episodes") or {}
     still = [episode for episode, status in episodes.items() if status == OPEN and episode not in settled]
+    unreported(_field(state, outcome_key), still)  # the new turn clears the outcome they wait for
     settled = settled | set(still[:-(KEPT - 1)])  # this turn's episode makes `KEPT` open ones
     kept: set[str] = set()
     turns: dict[str, None] = {}
@@ -270,7 +272,7 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
-        forget = _forgotten(state, todo[2], _settled(lamar, state))
+        forget = _forgotten(state, todo[2], _settled(lamar, state), outcome_key)
         try:
             rec = attempts.earlier(lamar, todo[0], todo[1]) or lamar.recall(todo[0], k=k)
         except StoreError as exc:
@@ -282,7 +284,7 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
-        forget = _forgotten(state, todo[2], await asyncio.to_thread(_settled, lamar, state))
+        forget = _forgotten(state, todo[2], await asyncio.to_thread(_settled, lamar, state), outcome_key)
         try:
             rec = (await asyncio.to_thread(attempts.earlier, lamar, todo[0], todo[1])
                    or await lamar.arecall(todo[0], k=k))

@@ -293,3 +293,62 @@ def test_a_subgraph_that_recalls_and_reports_inside_a_parent_without_lamar_state
         for turn in ("it broke", "it broke again"):
             app.invoke({"messages": [HumanMessage(turn)]}, {"configurable": {"thread_id": "sub"}})
     assert lam.pending() == []
+
+
+def test_an_outcome_sent_with_the_next_message_past_a_recall_first_graph_is_told_lost(lam: Lamar) -> None:
+    # The natural "that broke it" on the next message, in the layout of the docs' first example
+    # (recall -> agent -> report): the new turn's recall cleared the outcome before the report node
+    # ran, and both turns' episodes stayed pending without a word.
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, context=CONTEXT))
+    graph.add_node("agent", lambda state: {"messages": [("ai", "done")]})
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", "report")
+    graph.add_edge("report", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "next"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = app.invoke({"messages": [HumanMessage("fix the build")]}, config)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        app.invoke({"messages": [HumanMessage("that broke it")], "lamar_outcome": "corrected"}, config)
+    said = _said(seen)
+    assert len(said) == 1, said
+    assert "'corrected'" in said[0] and first["lamar_episode_id"] in said[0]
+    assert "put the report node before the recall node" in said[0]
+    assert len(lam.pending()) == 2
+
+
+def test_an_outcome_reported_in_its_own_turn_is_cleared_quietly_by_the_next(lam: Lamar) -> None:
+    app = _graph(lam, State, lambda state: {"lamar_outcome": "shipped"}).compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "judged"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for turn in ("it broke", "it broke again"):
+            app.invoke({"messages": [HumanMessage(turn)], "lamar_context": CONTEXT}, config)
+    assert lam.pending() == []
+
+
+def test_send_branches_and_an_episode_reported_elsewhere_are_not_told_so(lam: Lamar) -> None:
+    # A Send's task gets the Send's payload, not the thread's state: no keys of the thread is no
+    # dropped key. An episode open in the state that the app reported meanwhile waits for nothing.
+    from langgraph.types import Send
+
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("agent", lambda state: {"messages": [("ai", "done")]})
+    graph.add_conditional_edges(START, lambda state: [Send("recall", {"lamar_context": CONTEXT})], ["recall"])
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "fan"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = app.invoke({"messages": [HumanMessage("fix the build")]}, config)
+        for episode in first["lamar_episodes"]:
+            lam.report(episode, Signal.SHIPPED)  # the app, from outside the graph
+        app.invoke({"messages": [HumanMessage("and the tests")], "lamar_outcome": "shipped"}, config)
+    assert len(lam.pending()) == 1
