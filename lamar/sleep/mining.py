@@ -110,6 +110,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     unreadable: list[str] = []  # why each reply held no lesson list at all
     unmined: list[str] = []  # the traces of those replies' batches
     malformed: list[str] = []  # why each lesson a read reply held could not be read
+    misread: list[str] = []  # the traces of the replies that held those lessons
     for batch in batches:
         stop_point()  # an async caller that cancelled pays for no call more (lamar.cancel)
         summary["batches"] += 1
@@ -128,7 +129,9 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         whole = [d.reason for d in refused if isinstance(d.item, dict) and "batch" in d.item]
         unreadable += whole
         unmined += list(batch.trace_ids) if whole else []
-        malformed += [d.reason for d in refused if unreadable_lesson(d.reason)]
+        unread_lessons = [d.reason for d in refused if unreadable_lesson(d.reason)]
+        malformed += unread_lessons
+        misread += list(batch.trace_ids) if unread_lessons else []
         # Text `add` would refuse is refused here too, before the prompt form could mend it.
         unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,
                                                  dict(lesson.scope)]) or _lined_secret(lesson)) for lesson in lessons]
@@ -151,7 +154,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         logging.getLogger(__name__).warning(FAILED, summary["error"])
         return [], dropped, summary
     lost = lost_message(len(batches), unreadable, [scrub(i)[0] for i in unmined], summary["lessons_proposed"],
-                        [scrub(reason)[0] for reason in malformed])
+                        [scrub(reason)[0] for reason in malformed], [scrub(i)[0] for i in misread])
     if lost:  # as a failure is, for a caller that reads only the proposals: a part of the traces taught nothing
         summary |= {"lost": lost, "unreadable_replies": len(unreadable), "unreadable_lessons": len(malformed)}
         logging.getLogger(__name__).warning(LOST, lost)

@@ -145,3 +145,18 @@ def test_a_batch_whose_reply_cannot_be_read_beside_one_that_can_is_said_lost() -
 def test_a_reply_read_whole_loses_nothing() -> None:
     report = Lamar(":memory:").sleep(traces=TRACES, model=openai_chat(json.dumps([LESSON])))
     assert report.mining_lost == "" and "lost" not in report.summary["mining"]
+
+
+def test_lost_lessons_name_the_traces_to_mine_again() -> None:
+    # The message ends "run sleep again on those traces": with only lessons lost, it must name them too.
+    traces = [Trace(f"t{i}", {"project": "demo"}, time=float(i), input="the build broke " + "x" * 1_400,
+                    tool_errors=["module map is stale"], outcome="reverted") for i in range(6)]
+    second = {**LESSON, "trace_ids": ["t3", "t4", "t5"]}
+    broken = {"precondition": "the build broke", "action": "rebuild", "scope": "demo", "trace_ids": ["t4"]}
+    model = openai_replies(json.dumps([{**LESSON, "trace_ids": ["t0", "t1"]}]), json.dumps([second, broken]))
+    report = Lamar(":memory:").sleep(traces=traces, model=model, max_prompt_tokens=1_500)
+    lost = report.mining_lost
+    assert lost.startswith("1 of the 3 lessons the model wrote could not be read as lessons (the first: "
+                           "malformed lesson: 'scope' must be an object of strings), in the replies about traces "
+                           "t3, t4, t5"), lost
+    assert lost.endswith("run sleep again on those traces, or check the model")
