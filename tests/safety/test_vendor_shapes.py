@@ -1,5 +1,5 @@
 """Credential shapes checked against what each vendor writes down: its docs, or its source where the docs give
-only a prefix (the fifth corpus's formats had been drawn from memory)."""
+only a prefix."""
 
 from __future__ import annotations
 

@@ -45,8 +45,8 @@ def _set_timeout(postgres_url: str, role: str, setting: str) -> None:
 @pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
 def test_a_statement_timeout_too_short_for_the_set_up_fails_each_call_at_once(
         postgres_url: str, role: str, fold: str) -> None:
-    """Before the fix each call waited out the pool's timeout for a connection, twice (60 s with
-    the default timeout of 30 s), while the pool retried the set-up in the background."""
+    """Each call fails well within one wait of the pool's `timeout`, rather than waiting it out (twice:
+    for a connection, then again as a lost one) while the pool retries the set-up in the background."""
     base = postgres_url.replace("postgres@", f"{role}@", 1)
     url = namespace_url(base, "pgtimeout", lamar_fold=fold, options=f"-c search_path={role}")
     store = PostgresStore(url, timeout=30)

@@ -78,8 +78,8 @@ def test_a_lessons_fields_keep_the_sentences_order(served: tuple[str, str], brow
 
 
 def test_a_charts_label_keeps_the_sentences_order(served: tuple[str, str], browser) -> None:  # noqa: F811
-    # An SVG text holds no <bdi>: without marks around each field, the Arabic condition and action ran as one
-    # right-to-left stretch in the forest plot's row label, the action drawn left of the condition.
+    # An SVG text holds no <bdi>: without marks around each field, the Arabic condition and action would run as
+    # one right-to-left stretch in the forest plot's row label, the action drawn left of the condition.
     store, exp_id = served
     with serving(Path(store)) as url:
         browser.get(url)
