@@ -80,8 +80,9 @@ def _role_link() -> re.Pattern[str]:
 @functools.cache
 def _call_key() -> str:
     """The pattern of a tool call's key before its object, as the APIs write one: OpenAI's "function_call" and
-    "tool_calls", Gemini's "functionCall", Bedrock's "toolUse", or as a label (function_call: {...}); and MCP's
-    "tools/call".
+    "tool_calls", Gemini's "functionCall", Bedrock's "toolUse", or as a label (function_call: {...}); MCP's
+    "tools/call"; and a call's type in a block that holds it ("type": "tool_use", Anthropic's, or "function_call",
+    OpenAI Responses').
 
     A call opens a step the agent takes as a role word opens a turn. A key with no object after it is a
     setting or a name ("function_call": "auto", function_call_count: 3), and a method named in prose
@@ -90,8 +91,10 @@ def _call_key() -> str:
     from lamar.safety.confusables import spelt_loosely
 
     tool, call = spelt_loosely("tool"), "ca[il1|][il1|]s?"
-    key = rf"(?:{spelt_loosely('function')}_?{call}|{tool}_?{call}|{tool}_?use)"
-    return rf"(?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"']"
+    function = spelt_loosely("function")
+    key = rf"(?:{function}_?{call}|{tool}_?{call}|{tool}_?use)"
+    typed = rf"[\"']type[\"']\s*:\s*[\"'](?:(?:server_)?{tool}_?use|{function}_?{call})[\"']"
+    return rf"(?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"']|{typed}"
 
 
 _ROLE_HEADING = re.compile(rf"(?im)^[ \t]*#{{1,6}}[ \t]*(?:{'|'.join(_ROLES)})(?=[ \t]*:?[ \t]*\r?$)", re.ASCII)
