@@ -82,3 +82,37 @@ def test_a_statement_timeout_too_short_for_the_migration_says_what_to_do(postgre
     url = namespace_url(base, "pgtimeout", options=f"-c search_path={role} -c statement_timeout=1")
     with pytest.raises(StoreError, match=f"cannot open .*statement timeout; .*{_FIX}"):
         PostgresStore(url)
+
+
+def test_a_busy_pool_after_a_refused_set_up_waits_for_its_own_connection(postgres_url: str, role: str) -> None:
+    """Connections set up before the timeout was lowered still work: a call that finds them busy while
+    the pool's new set-up is refused waits for one, as for any busy pool, rather than failing on it."""
+    import threading
+
+    base = postgres_url.replace("postgres@", f"{role}@", 1)
+    url = namespace_url(base, "pgtimeout", options=f"-c search_path={role}")
+    store = PostgresStore(url, timeout=30, pool_size=8)
+    store.append([Event("status", {"id": "a", "status": "active"})])
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # new sessions only: the pool's keep 0
+        conn.execute(f"ALTER ROLE {role} SET statement_timeout = 1")
+    held, release = threading.Semaphore(0), threading.Event()
+
+    def hold(conn: psycopg.Connection) -> None:
+        held.release()
+        release.wait(20)
+
+    opened = store.connections._pool.get_stats()["pool_size"]  # each set up before the timeout was lowered
+    holders = [threading.Thread(target=store.connections.run, args=(hold,)) for _ in range(opened)]
+    for holder in holders:
+        holder.start()
+    for _ in holders:
+        assert held.acquire(timeout=10)
+    threading.Timer(3, release.set).start()  # freed after the call's first wait, and before its timeout
+    try:
+        row = store.connections.run(lambda conn: conn.execute("SELECT 1").fetchone())
+    finally:
+        release.set()
+        for holder in holders:
+            holder.join()
+        store.close()
+    assert row == (1,)

@@ -217,9 +217,10 @@ class Connections:
         try:
             conn = self._pool.getconn(timeout=self._setup.wait(min(self._timeout, _FIRST_WAIT)))
         except self.pg.OperationalError:
-            self._setup.check()
             if not self._answers():
                 raise self._unreachable() from None
+            if not self._in_use:  # with others held, it is a busy pool's wait: one may come free in time
+                self._setup.check()
             try:
                 conn = self._pool.getconn(timeout=max(0.0, self._timeout - (time.monotonic() - started)))
             except self.pg.OperationalError:
@@ -229,6 +230,7 @@ class Connections:
                     raise self._unreachable() from None
                 if self._refused is not None:  # no retry either: the slots are as full on a second wait
                     raise self._busy(self._refused) from None
+                self._setup.check()
                 raise  # some not in use: the pool is (re)connecting, retried as a lost connection
         self._in_use.add(conn)  # a set's add and discard are atomic: no lock
         try:
