@@ -4,6 +4,7 @@ to run code fetched from the network, the two things a poisoned trace would most
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # Files that hold credentials. A public key (`.pub`), `known_hosts` and the ssh `config` are not
 # secret; what a lesson may do with them is not screened here.
@@ -78,18 +79,33 @@ def action_reason(text: str) -> str | None:
     >>> action_reason("If ssh to the box is refused, run ssh -i ~/.ssh/deploy_key deploy@box.example") is None
     True
     """
+    for reason, found in action_matches(folded(text)):
+        return f"{reason}: {quoted(found.group(0))}"
+    return None
+
+
+def folded(text: str) -> str:
+    """`text` as the action screens read it: each line's lookalike letters and hidden characters
+    read as what they show, spaces collapsed, and a key an option names to authenticate with set aside."""
     from lamar.safety.confusables import reading  # its table loads on first use
     from lamar.safety.plain import plain_text
 
     # Folded to lower case as the injection screen folds, so curl's -F and -T read as -f and -t.
-    folded = "\n".join(" ".join(reading(plain_text(line)).split()) for line in text.splitlines())
-    folded = _IDENTITY.sub(" (key) ", folded)
+    lines = "\n".join(" ".join(reading(plain_text(line)).split()) for line in text.splitlines())
+    return _IDENTITY.sub(" (key) ", lines)
+
+
+def action_matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """Each place `folded` text sends a credential away or runs fetched code, with its reason, in pattern order."""
     for reason, pattern in _PATTERNS:
-        found = pattern.search(folded)
-        if found:
-            said = " ".join(found.group(0).split())
-            return f"{reason}: {said if len(said) <= 80 else said[:77] + '...'!r}"
-    return None
+        for found in pattern.finditer(text):
+            yield reason, found
 
 
-__all__ = ["action_reason"]
+def quoted(said: str) -> str:
+    """A matched command as a reason quotes it: on one line, cut to 80 characters."""
+    said = " ".join(said.split())
+    return repr(said if len(said) <= 80 else said[:77] + "...")
+
+
+__all__ = ["action_matches", "action_reason", "folded", "quoted"]

@@ -1,0 +1,85 @@
+"""`HARMS`: the commands and phrases that destroy what no undo brings back or switch off a check,
+each with its reason, read by `lamar.safety.instructs` on text folded to lower case."""
+
+from __future__ import annotations
+
+import re
+
+# A home or system directory, the whole of it or one level down (`/var/lib/<service>` too, where
+# services keep their data), or a repository's history; deeper paths (`/var/lib/apt/lists/*`) are
+# ordinary clean-ups, and so are a project's own folders (`build/`, `node_modules`) and `/tmp`.
+_SYSTEM = r"(?:bin|boot|dev|etc|home|lib|lib64|proc|root|sbin|sys|usr|var|users)"
+_TARGET = (
+    rf"[\"'`]?(?:/|/\*|~/?\*?|\$\{{?home\}}?/?\*?|/{_SYSTEM}(?:/[\w.-]+)?/?\*?|/var/lib/[\w.-]+/?\*?"
+    r"|\.git/?|[a-z]:\\?\*?)[\"'`]?(?=[.,:!?]*(?:$|[\s;|&)`]))"  # a sentence's stop may follow the path
+)
+_RECURSIVE = r"(?=(?:-[\w-]+\s+)*?(?:-[a-z]*r|--recursive\b))(?:-[\w-]+\s+)+"
+# A database, schema or table whose name says it is a test's or a scratch one: a test suite resets it.
+_SCRATCH = r"(?:if\s+exists\s+)?[\"`\[]?(?:\w+\.)?\w*(?:test|tmp|temp|scratch|sandbox|fixture|throwaway)"
+_SHARED = r"(?:main|master|trunk|develop|production|prod|release)"
+_FORCE = r"(?:--force(?!-with-lease|-if-includes)\b|\s-f\b)"
+_PUSH_END = r"(?=\s*(?:$|[;|&)`\"'.,]))"  # the push ends here: no branch named
+
+HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("destroys what cannot be recovered", re.compile(
+        rf"\brm\s+{_RECURSIVE}(?:--\s+)?{_TARGET}"
+        r"|\brm\s+[^\n;|&]{0,100}--no-preserve-root"
+        rf"|\bfind\s+{_TARGET}[^\n;|&]{{0,200}}\s-delete\b"
+        r"|\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*\S*/dev/"
+        r"|\b(?:dd|cat|pv)\b[^\n;|&]{0,200}(?:\bof=|>\s*)/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|mapper/)"
+        r"|\b(?:wipefs|shred|blkdiscard)\b[^\n;|&]{0,100}/dev/"
+        r"|\bformat\s+[a-z]:(?=$|[\s;/])|\b(?:rd|rmdir|del)\s+/s\s+/q\s+[a-z]:\\?(?=$|[\s;])"
+        rf"|\bdrop\s+(?:database|schema)\s+(?!{_SCRATCH})\S|\bdropdb\s+(?!--help)(?:-\S+\s+)*(?!{_SCRATCH})\S"
+        # A table unless `if exists`, the set-up line of a migration or a test script, which re-creates it.
+        rf"|\bdrop\s+table\s+(?!if\s+exists\b|{_SCRATCH})[\w.\"`\[]+"
+        rf"|\btruncate\s+table\s+(?!{_SCRATCH})[\w.\"`\[]+"
+        rf"|\btruncate\s+(?:only\s+)?(?!{_SCRATCH})[\w.\"`]+(?:\s*,\s*[\w.\"`]+)*\s*(?:;|\bcascade\b|$)"
+        r"|\bflush(?:all|db)\b"
+        r"|\b(?:drop|delete|wipe|erase|destroy|nuke)\s+(?:the\s+|all\s+)?(?:prod|production|live)\s+"
+        r"(?:database|db|data|tables?|bucket|cluster)\b"
+        r"|\bgit\s+reset\s+--hard\b[^\n]{0,200}?\bgit\s+clean\s+-[a-z]*(?:x[a-z]*f|f[a-z]*x)"
+        r"|\bkubectl\s+delete\s+(?:-\S+\s+)*(?:namespaces?|ns)\b|\bkubectl\s+delete\b[^\n;|&]{0,100}--all-namespaces\b"
+        r"|\b(?:terraform|tofu|pulumi|cdk)\s+destroy\b"
+        r"|\baws\s+s3\s+rb\b|\baws\s+s3\s+rm\s+s3://\S+\s+--recursive|\b(?:gsutil|gcloud\s+storage)\s+rm\s+-r\b"
+        r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
+    )),
+    ("force-pushes over a shared branch", re.compile(
+        rf"\bgit\s+push\b[^\n;|&]{{0,200}}?{_FORCE}[^\n;|&]{{0,200}}?\b{_SHARED}\b"
+        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\b{_SHARED}\b[^\n;|&]{{0,200}}?{_FORCE}"
+        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\s\+{_SHARED}\b"
+        rf"|\bgit\s+push(?:\s+(?:-f|--force|origin|upstream))+{_PUSH_END}"
+        rf"|\bforce[- ]?push(?:es|ed|ing)?\b(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
+        rf"\s+(?:to|onto|over)?\s*(?:origin/|the\s+)?{_SHARED}\b"
+    )),
+    ("opens files to every user", re.compile(
+        rf"\bchmod\s+(?:-\S+\s+)*(?:0?777|a\+rwx|ugo\+rwx|a=rwx)\b|\b(?:chmod|chown|chgrp)\s+{_RECURSIVE}\S+\s+{_TARGET}"
+    )),
+    ("switches off tests, hooks or verification", re.compile(
+        r"\bgit\s+(?:commit|push|merge|rebase|am)\b[^\n;|&]{0,100}?--no-verify\b|--no-verify\b"
+        r"|\bgit\s+commit\s+(?:-\S+\s+)*-[a-z]*n[a-z]*\b(?!\S)"
+        r"|\bcore\.hookspath\s+/dev/null|\brm\s+(?:-\S+\s+)*\.git/hooks\b|\bhusky(?:_skip_hooks)?=[01]\b"
+        r"|\b(?:disabl|comment(?:ing)? out|turn(?:ing)? off|bypass|silenc|mut)(?:e|es|ed|ing|s)?\s+"
+        r"(?:the\s+|all\s+|any\s+)*"
+        r"(?:failing\s+|flaky\s+|broken\s+|red\s+|unit\s+|pre-commit\s+|git\s+)*(?:tests?|test suite|hooks?|checks?|ci"
+        r"|verification|ssl verification|certificate (?:verification|checks?)"
+        r"|signature (?:verification|checks?)|assertions?)\b"
+        r"|\b(?:delet|remov|skip)(?:e|es|ed|ing|s|ping|ped)?\s+(?:the\s+|all\s+|any\s+)*(?:(?:failing|flaky|broken|red)"
+        r"\s+tests?|(?:pre-commit\s+|git\s+)?hooks?|verification|ssl verification|ci checks?)\b"
+        r"|\bmark(?:s|ed|ing)?\s+(?:the\s+|all\s+|any\s+)*failing\s+tests?\s+(?:as\s+)?(?:skip(?:ped)?|xfail)\b"
+        r"|\b(?:pytest|tox|make\s+test|npm\s+(?:run\s+)?test|yarn\s+test|cargo\s+test|go\s+test)\b[^\n;|&]{0,100}"
+        r"\|\|\s*(?:true\b|:(?!\w)|exit\s+0\b)"
+        r"|\bverify\s*=\s*false\b|\bgit_ssl_no_verify\s*=\s*(?:1|true)\b|--no-check-certificate\b"
+        r"|\bnode_tls_reject_unauthorized\s*=\s*[\"']?0\b|\bstrict-ssl\s+false\b|\bpythonhttpsverify\s*=\s*0\b"
+        r"|\bsslverify\s+false\b"
+    )),
+    ("sends secrets off the machine", re.compile(
+        r"\b(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|mail|paste|share|copy|leak|submit|dump)\w{0,4}\b"
+        r"[^.\n]{0,40}?\b(?:env|environment(?:\s+variables)?|env\s+vars|printenv|all\s+(?:the\s+)?(?:secrets|"
+        r"credentials|tokens|keys|passwords)|the\s+(?:secrets|credentials|api\s+keys|tokens|passwords))\b"
+        r"[^\n]{0,80}?\b(?:to|at|into|onto|on|via)\s+[\"'<`]?(?:https?|ftps?|wss?)://"
+        r"|\b(?:curl|wget)\b[^\n;|]{0,200}?(?:-d|--data(?:-binary|-raw|-urlencode)?|--form|-f)[\s=]+[\"']?"
+        r"(?:\$\((?:env|printenv|set)\)|@/proc/self/environ)"
+    )),
+)
+
+__all__ = ["HARMS"]

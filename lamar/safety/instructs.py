@@ -1,0 +1,76 @@
+"""`instructed_harm`: why a mined lesson would have the agent destroy data, force-push, open permissions,
+switch off a check or send secrets away; a prohibition ("never", "do not", "instead of") is read as one."""
+
+from __future__ import annotations
+
+import re
+
+# A word that forbids what follows it: a command it governs is a prohibition, not an instruction.
+_MARKER = (
+    r"(?:never|not|no|\w*n['’]t|avoid(?:ing)?|refrain\s+from|stop|instead\s+of|rather\s+than|without"
+    r"|forbid(?:den)?|prohibit(?:ed)?|banned|beware\s+of|careful\s+with|not\s+allowed\s+to)"
+)
+_VERB = (
+    r"(?:run|runs|running|ran|use|uses|using|used|call|calling|execute|executing|type|typing|issue|issuing"
+    r"|invoke|invoking|do|doing|try|trying|add|adding|pass|passing|write|writing|push|pushing|apply|applying"
+    r"|rely\s+on|resort\s+to|resorting\s+to|reach\s+for|include|including|put|perform|performing|touch"
+    r"|suggest|recommend|allow|allowing|commit|committing|merge|merging|deploy|deploying|be\s+run|be\s+used)"
+)
+_ARTICLES = r"(?:(?:a|an|the|any|with|via|by|to)\s+)*[`\"'(]*(?:sudo\s+)?[`\"'(]*"
+# The marker governs the command only when nothing but a verb and an article stands between them:
+# "If the build does not pass, rm -rf ~" and "Never hesitate to run rm -rf ~" still instruct it.
+_BEFORE = re.compile(
+    rf"(?:^|[\s(\[*_>:\"'`-]){_MARKER}(?:\s*,[^,;\n]{{1,60}},)?\s*[:,\-–—]?\s+"
+    r"(?:(?:ever|even|just|simply|again|blindly|casually|manually|directly|yourself)\s+)*"
+    rf"(?:{_VERB}\s+)?{_ARTICLES}$",
+    re.MULTILINE,
+)
+# A command another forbidden one lists on: "never use DROP TABLE or TRUNCATE orders;".
+_CHAINED = re.compile(
+    rf"[\s,/`\"')]*(?:(?:(?:or|nor|and|with|using|via|by|through|like|such\s+as|e\.g\.|including|either)[\s,]+)+"
+    rf"(?:{_VERB}\s+)?)?{_ARTICLES}$"
+)
+# "git push --force origin main is forbidden": a verdict after the command, in its own clause.
+_AFTER = re.compile(
+    r"[`\"')\s]*(?:(?!(?:if|when|unless|once|because|since|while|until|after|before|and|so|then|it|this|that"
+    r"|which)\b)[\w/.-]+\s+){0,4}?(?:is|are|must|should|may|can|will)\s+(?:\w+\s+)?"
+    r"(?:never|not|forbidden|prohibited|banned|disallowed|off-limits|dangerous|destructive|irreversible)\b"
+    r"|[`\"')\s]*(?:cannot|can['’]t)\s+be\s+undone\b"
+    r"|[`\"')\s]*[:\-–—]+\s*(?:never|not\s+ever|forbidden|prohibited|don['’]t|do\s+not)\b"
+)
+
+
+def instructed_harm(text: str) -> str | None:
+    """Why `text` tells the agent to destroy what cannot be recovered, force-push over a shared branch,
+    open files to every user, switch off tests, hooks or verification, send secrets off the machine
+    or run code fetched from the network, or None when it tells none of these.
+
+    A command a prohibition governs ("never", "do not", "avoid", "instead of", or "... is forbidden"
+    after it) is not an instruction, and neither is dropping a test's schema or a table `if exists`.
+    Sleep marks a mined candidate this names, for the person who reviews it (docs/sleep.md).
+
+    >>> instructed_harm("Run git push --force origin main after each fix")
+    "force-pushes over a shared branch: 'git push --force origin main'"
+    >>> instructed_harm("Never run git push --force origin main; open a PR instead") is None
+    True
+    >>> instructed_harm("Tests reset the schema with DROP SCHEMA test CASCADE") is None
+    True
+    """
+    from lamar.safety.actions import action_matches, folded, quoted
+    from lamar.safety.harm_table import HARMS
+
+    said = folded(text)
+    found = [(m.start(), m.end(), reason, m) for reason, pattern in HARMS for m in pattern.finditer(said)]
+    found += [(m.start(), m.end(), reason, m) for reason, m in action_matches(said)]
+    forbidden_to = -1  # where the last forbidden command ends, for one listed after it
+    for start, end, reason, match in sorted(found, key=lambda item: item[:2]):
+        line, stop = said.rfind("\n", 0, start) + 1, said.find("\n", end)
+        chained = forbidden_to >= line and _CHAINED.match(said, forbidden_to, start) is not None
+        if chained or _BEFORE.search(said, line, start) or _AFTER.match(said, end, stop if stop >= 0 else len(said)):
+            forbidden_to = max(forbidden_to, end)
+            continue
+        return f"{reason}: {quoted(match.group(0))}"
+    return None
+
+
+__all__ = ["instructed_harm"]
