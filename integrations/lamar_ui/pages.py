@@ -356,7 +356,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<td class="text">{_evidence_cell(now.get(i))}</td></tr>'
             for i in p.experience_ids)
         # What apply would do, from the fields apply acts on (lamar.sleep.kinds): one source of truth.
-        new = "".join(f"<p>{said(line.strip())}</p>" for line in describe(p))
+        new = "".join(f'<p class="warning">{said(line.strip())}</p>' if line.strip().startswith("WARNING:")
+                      else f"<p>{said(line.strip())}</p>" for line in describe(p))  # set apart: a person decides
         buttons = "".join(
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'

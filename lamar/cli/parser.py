@@ -269,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
                     cmd_apply, json=True)
     apply.add_argument("report", metavar="REPORT.json", help="a sleep report, as `lamar sleep --out` saves it")
     apply.add_argument("--only", nargs="+", metavar="ID", action="extend", help="apply just these proposals")
+    apply.add_argument("--confirm-warned", action="store_true",
+                       help="apply a warned candidate too (one whose lesson would have the agent do harm)")
 
     export = command("export", "copy every event of the store into another store (any backend)", cmd_export,
                      json=True)

@@ -16,10 +16,12 @@ from lamar._errors import InvalidArgument, LamarError, ModelError, StoreError, e
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
+from lamar.cli.warned import held_lines, hold_warned
 from lamar.engine import Lamar
 from lamar.sleep.kinds import describe
 from lamar.sleep.printed import printed_id, printed_reason, report_lacks
 from lamar.sleep.proposals import Proposal, SleepReport, already_applied, skip_code
+from lamar.sleep.warned import warning_line
 from lamar.storable import storable_problem
 
 if TYPE_CHECKING:
@@ -237,6 +239,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
               f"{plural(mined.get('candidates', 0), 'candidate lesson')}")
     for proposal in listed:
         print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")
+        if warned := warning_line(proposal):
+            print(f"    {warned}")
     for dropped in report.dropped:
         print(f"  dropped: {shorten(dropped.reason, 100)}")
     if done:  # counted, so that nothing is left out unsaid
@@ -449,6 +453,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
         if not only:
             print(f"no proposal in {args.report} was approved; nothing applied")
             return 0
+    only, held = hold_warned(report, only, args.confirm_warned)
     lam = open_engine(args)
     try:
         result = lam.apply(report, only=only)
@@ -456,23 +461,27 @@ def cmd_apply(args: argparse.Namespace) -> int:
         lam.close()
     if args.json:
         dump_json({"applied": result.applied,
-                   "skipped": [{"id": i, "reason": r, "code": result.codes[i]} for i, r in result.skipped]})
+                   "skipped": [{"id": i, "reason": r, "code": result.codes[i]} for i, r in result.skipped],
+                   **({"held_back": [{"id": i, "warning": w} for i, w in held]} if held else {})})
     else:
-        print(f"applied {len(result.applied)}, skipped {len(result.skipped)}")
+        held_back = f", held back {len(held)}" if held else ""
+        print(f"applied {len(result.applied)}, skipped {len(result.skipped)}{held_back}")
         for pid in result.applied:
             print(f"  applied  {printed_id(pid)}")
         for pid, reason in result.skipped:
             print(f"  skipped  {printed_id(pid)}: {printed_reason(reason)}")
+        print("\n".join(held_lines(held)), end="\n" * bool(held))
     # A script must see that nothing went in; a second run over applied proposals is not a failure.
     # Refused: the proposal itself is wrong. Stale: a lesson it touches changed since the report.
     refused = [pid for pid, _ in result.skipped if result.codes[pid] == "refused"]
     stale = [pid for pid, _ in result.skipped if result.codes[pid] == "stale"]
-    if (refused or stale) and not result.applied:
+    if (refused or stale or held) and not result.applied:
         sys.stdout.flush()
         why = [f"{len(refused)} refused"] if refused else []
+        why += [f"{len(held)} held back (a warned lesson: --confirm-warned applies it)"] if held else []
         if stale:
             why.append(f"{len(stale)} stale (a lesson it touches changed since the report was made: run "
                        f"`lamar sleep --out {args.report}` again for a report of the store as it is now)")
-        raise UsageError(f"none of the {plural(len(refused) + len(stale), 'proposal')} in {args.report} "
+        raise UsageError(f"none of the {plural(len(refused) + len(stale) + len(held), 'proposal')} in {args.report} "
                          f"was applied: {', '.join(why)}; the reasons are listed above")
     return 0

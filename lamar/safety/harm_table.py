@@ -49,10 +49,11 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\s\+{_SHARED}\b"
         rf"|\bgit\s+push(?:\s+(?:-f|--force|origin|upstream))+{_PUSH_END}"
         rf"|\bforce[- ]?push(?:es|ed|ing)?\b(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
-        rf"\s+(?:to|onto|over)?\s*(?:origin/|the\s+)?{_SHARED}\b"
+        rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED}\b"
     )),
     ("opens files to every user", re.compile(
-        rf"\bchmod\s+(?:-\S+\s+)*(?:0?777|a\+rwx|ugo\+rwx|a=rwx)\b|\b(?:chmod|chown|chgrp)\s+{_RECURSIVE}\S+\s+{_TARGET}"
+        r"\bchmod\s+(?:-\S+\s+)*(?:0?777|a\+rwx|ugo\+rwx|a=rwx)\b"
+        rf"|\b(?:chmod|chown|chgrp)\s+{_RECURSIVE}\S+\s+{_TARGET}"
     )),
     ("switches off tests, hooks or verification", re.compile(
         r"\bgit\s+(?:commit|push|merge|rebase|am)\b[^\n;|&]{0,100}?--no-verify\b|--no-verify\b"

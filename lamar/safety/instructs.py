@@ -7,7 +7,7 @@ import re
 
 # A word that forbids what follows it: a command it governs is a prohibition, not an instruction.
 _MARKER = (
-    r"(?:never|not|no|\w*n['’]t|avoid(?:ing)?|refrain\s+from|stop|instead\s+of|rather\s+than|without"
+    r"(?:never|not|no|\w{0,6}n['’]t|avoid(?:ing)?|refrain\s+from|stop|instead\s+of|rather\s+than|without"
     r"|forbid(?:den)?|prohibit(?:ed)?|banned|beware\s+of|careful\s+with|not\s+allowed\s+to)"
 )
 _VERB = (
@@ -16,11 +16,11 @@ _VERB = (
     r"|rely\s+on|resort\s+to|resorting\s+to|reach\s+for|include|including|put|perform|performing|touch"
     r"|suggest|recommend|allow|allowing|commit|committing|merge|merging|deploy|deploying|be\s+run|be\s+used)"
 )
-_ARTICLES = r"(?:(?:a|an|the|any|with|via|by|to)\s+)*[`\"'(]*(?:sudo\s+)?[`\"'(]*"
+_ARTICLES = r"(?:(?:a|an|the|any|with|via|by|to)\s+)*[`\"'(]*(?:sudo\s+[`\"'(]*)?"
 # The marker governs the command only when nothing but a verb and an article stands between them:
 # "If the build does not pass, rm -rf ~" and "Never hesitate to run rm -rf ~" still instruct it.
 _BEFORE = re.compile(
-    rf"(?:^|[\s(\[*_>:\"'`-]){_MARKER}(?:\s*,[^,;\n]{{1,60}},)?\s*[:,\-–—]?\s+"
+    rf"(?:^|[\s(\[*_>:\"'`-]){_MARKER}(?:\s*,[^,;\n]{{1,60}},)?(?:\s*[:,\-–—])?\s+"
     r"(?:(?:ever|even|just|simply|again|blindly|casually|manually|directly|yourself)\s+)*"
     rf"(?:{_VERB}\s+)?{_ARTICLES}$",
     re.MULTILINE,

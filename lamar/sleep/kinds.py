@@ -164,7 +164,11 @@ def _candidate_describe(proposal: Proposal) -> list[str]:
     exp = candidate_lesson(proposal)
     # A scope value may hold a line break (a lesson admits one): printed as an id is, it cannot start a line.
     scope = ", ".join(f"{printed_id(k)}={printed_id(v)}" for k, v in exp.scope.items()) or "everywhere"
-    return [f"  new lesson {echoed(exp.id)} ({exp.status.value}, scope {scope}): {exp.render()}"]
+    from lamar.sleep.warned import warning_line
+
+    warned = warning_line(proposal)  # a person decides on it: said beside what apply would do
+    return [f"  new lesson {echoed(exp.id)} ({exp.status.value}, scope {scope}): {exp.render()}",
+            *([f"  {warned}"] if warned else [])]
 
 
 def _candidate_events(proposal: Proposal) -> list[Event]:

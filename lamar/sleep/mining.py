@@ -237,6 +237,8 @@ def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace], named: Ma
 
 
 def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, named: Mapping[str, str]) -> Proposal:
+    from lamar.sleep.warned import lesson_warning
+
     ids = [named[t.id] for t in support]
     scope = Scope(lesson.scope)
     # The id follows from the lesson's words, so the same lesson mined twice is one arm.
@@ -254,7 +256,8 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, 
         id=Proposal.make_id("candidate", [exp.id]), kind="candidate", experience_ids=(exp.id,),
         reason=(f"mined from {len(ids)} traces ({', '.join(ids)}): {exp.render()} "
                 "Enters as a candidate that exploration tries; outcomes decide."),
-        evidence=evidence, payload={"experience": exp.to_dict()})
+        evidence=evidence, payload={"experience": exp.to_dict()},
+        warning=lesson_warning(exp.precondition, exp.action, exp.rationale))
 
 
 def _scrubbed_drop(dropped: Dropped, scrub: Any) -> Dropped:

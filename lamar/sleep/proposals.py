@@ -30,6 +30,9 @@ class Proposal:
         payload: what the change needs (merge: into/from; candidate: the lesson; narrow: key,
             value and the new scope; ...).
         expect: each touched lesson's status when proposed; apply refuses if it changed.
+        warning: why a mined candidate's text would have the agent do harm (a force push, `rm -rf ~`,
+            switching off tests; `lamar.safety.instructs`), or ""; review shows it and `lamar apply`
+            asks for --confirm-warned (docs/sleep.md).
 
     >>> from lamar import Experience, Lamar
     >>> lam = Lamar(seed=0)
@@ -49,6 +52,7 @@ class Proposal:
     evidence: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     payload: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     expect: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    warning: str = ""
 
     @staticmethod
     def make_id(kind: str, experience_ids: Sequence[str], payload: Mapping[str, Any] | None = None) -> str:
@@ -58,6 +62,8 @@ class Proposal:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["experience_ids"] = list(self.experience_ids)
+        if not self.warning:  # only a warned candidate carries it: a report reads as before otherwise
+            del data["warning"]
         return data
 
     @classmethod
@@ -76,6 +82,9 @@ class Proposal:
         reason = data.get("reason", "")
         if not isinstance(reason, str):
             raise InvalidReport(f"proposal {echoed(pid)}: 'reason' must be a string")
+        warning = data.get("warning") or ""  # a report made before warnings has none
+        if not isinstance(warning, str):
+            raise InvalidReport(f"proposal {echoed(pid)}: 'warning' must be a string; got {_short(warning)}")
         fields = {}
         for name in ("evidence", "payload", "expect"):
             value = data.get(name) if data.get(name) is not None else {}
@@ -91,7 +100,7 @@ class Proposal:
             problem = evidence_problem(ev)
             if problem:
                 raise InvalidReport(f"proposal {echoed(pid)}: the evidence of {lesson!r}: {problem}")
-        return cls(id=pid, kind=kind, experience_ids=tuple(ids), reason=reason, **fields)
+        return cls(id=pid, kind=kind, experience_ids=tuple(ids), reason=reason, warning=warning, **fields)
 
 
 _VERDICTS = frozenset(v.value for v in Verdict)
