@@ -453,9 +453,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
         if not only:
             print(f"no proposal in {args.report} was approved; nothing applied")
             return 0
-    only, held = hold_warned(report, only, args.confirm_warned)
     lam = open_engine(args)
     try:
+        only, held = hold_warned(lam, report, only, args.confirm_warned)
         result = lam.apply(report, only=only)
     finally:
         lam.close()

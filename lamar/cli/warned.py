@@ -4,21 +4,29 @@ only with --confirm-warned, whoever approved it and however the report was appli
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from lamar.sleep.printed import printed_id, printed_reason
-from lamar.sleep.proposals import SleepReport
+from lamar.sleep.proposals import SleepReport, already_applied
 from lamar.sleep.warned import proposal_warning
 
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
 
-def hold_warned(report: SleepReport, only: Sequence[str] | None,
+
+def hold_warned(lam: Lamar, report: SleepReport, only: Sequence[str] | None,
                 confirmed: bool) -> tuple[list[str] | None, list[tuple[str, str]]]:
     """The ids apply goes on to (None: all, as given), and the warned ones held back with their warnings.
 
     An approval in `lamar review` is not the confirmation: a report applied unreviewed, in full (a
     cron job), or approved in a hurry would otherwise let such a lesson in with no one deciding on it.
+    One the store holds as applied (confirmed before, or in `lamar ui`) goes on, for apply to say so.
     """
     chosen = [p.id for p in report.proposals] if only is None else list(only)
     warned = {p.id: w for p in report.proposals if not confirmed and (w := proposal_warning(p))}
+    if warned:
+        for pid in already_applied(report, lam.would_skip(report)):
+            warned.pop(pid, None)
     held = [(pid, warned[pid]) for pid in dict.fromkeys(chosen) if pid in warned]
     if not held:
         return (None if only is None else chosen), []

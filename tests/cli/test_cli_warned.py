@@ -81,6 +81,9 @@ def test_apply_holds_a_warned_candidate_back_even_approved_until_it_is_confirmed
     assert confirmed.returncode == 0 and f"  applied  {pid}" in confirmed.stdout, confirmed.stdout + confirmed.stderr
     with Lamar(str(store)) as lam:
         assert [e.action for e in lam.experiences(status="candidate")] == [PUSH]
+    again = run_cli("apply", path, "--store", store)  # applied: nothing is left to hold back
+    assert again.returncode == 0 and again.stdout.startswith("applied 0, skipped 1\n"), again.stdout + again.stderr
+    assert f"  skipped  {pid}: already applied" in again.stdout, again.stdout
 
 
 def test_apply_in_full_applies_the_rest_and_says_what_it_held_back(run_cli, tmp_path):
