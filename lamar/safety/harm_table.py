@@ -16,6 +16,7 @@ _TARGET = (
 _RECURSIVE = r"(?=(?:-[\w-]+\s+)*?(?:-[a-z]*r|--recursive\b))(?:-[\w-]+\s+)+"
 # A database, schema or table whose name says it is a test's or a scratch one: a test suite resets it.
 _SCRATCH = r"(?:if\s+exists\s+)?[\"`\[]?(?:\w+\.)?\w*(?:test|tmp|temp|scratch|sandbox|fixture|throwaway)"
+_WORD = r"(?:or|and|nor|on|in|to|for|from|with|statements?|commands?)\b"  # what follows a table's name, not one
 _SHARED = r"(?:main|master|trunk|develop|production|prod|release)"
 _FORCE = r"(?:--force(?!-with-lease|-if-includes)\b|\s-f\b)"
 _PUSH_END = r"(?=\s*(?:$|[;|&)`\"'.,]))"  # the push ends here: no branch named
@@ -31,8 +32,8 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\bformat\s+[a-z]:(?=$|[\s;/])|\b(?:rd|rmdir|del)\s+/s\s+/q\s+[a-z]:\\?(?=$|[\s;])"
         rf"|\bdrop\s+(?:database|schema)\s+(?!{_SCRATCH})\S|\bdropdb\s+(?!--help)(?:-\S+\s+)*(?!{_SCRATCH})\S"
         # A table unless `if exists`, the set-up line of a migration or a test script, which re-creates it.
-        rf"|\bdrop\s+table\s+(?!if\s+exists\b|{_SCRATCH})[\w.\"`\[]+"
-        rf"|\btruncate\s+table\s+(?!{_SCRATCH})[\w.\"`\[]+"
+        rf"|\bdrop\s+table\b(?!\s+if\s+exists\b|\s+{_SCRATCH})(?:\s+(?!{_WORD})[\w.\"`\[]+)?"
+        rf"|\btruncate\s+table\b(?!\s+{_SCRATCH})(?:\s+(?!{_WORD})[\w.\"`\[]+)?"
         rf"|\btruncate\s+(?:only\s+)?(?!{_SCRATCH})[\w.\"`]+(?:\s*,\s*[\w.\"`]+)*\s*(?:;|\bcascade\b|$)"
         r"|\bflush(?:all|db)\b"
         r"|\b(?:drop|delete|wipe|erase|destroy|nuke)\s+(?:the\s+|all\s+)?(?:prod|production|live)\s+"

@@ -25,10 +25,11 @@ _BEFORE = re.compile(
     rf"(?:{_VERB}\s+)?{_ARTICLES}$",
     re.MULTILINE,
 )
-# A command another forbidden one lists on: "never use DROP TABLE or TRUNCATE orders;".
+# A command another forbidden one lists on, after a comma or a conjunction: "never use DROP TABLE or
+# TRUNCATE orders". A bare space or a semicolon starts a new instruction ("never X; run Y").
 _CHAINED = re.compile(
-    rf"[\s,/`\"')]*(?:(?:(?:or|nor|and|with|using|via|by|through|like|such\s+as|e\.g\.|including|either)[\s,]+)+"
-    rf"(?:{_VERB}\s+)?)?{_ARTICLES}$"
+    rf"[\s/`\"')]*(?:,[\s,]*|\s*\b(?:or|nor|and|with|using|via|by|through|like|such\s+as|e\.g\.|including|either)"
+    rf"[\s,]+)+(?:{_VERB}\s+)?{_ARTICLES}$"
 )
 # "git push --force origin main is forbidden": a verdict after the command, in its own clause.
 _AFTER = re.compile(
