@@ -25,12 +25,11 @@ _BEFORE = re.compile(
     rf"(?:{_VERB}\s+)?{_ARTICLES}$",
     re.MULTILINE,
 )
+_REACH = 200  # characters: "never, under any circumstances, simply run the `sudo" and more
 # A command another forbidden one lists on, after a comma or a conjunction: "never use DROP TABLE or
 # TRUNCATE orders". A bare space or a semicolon starts a new instruction ("never X; run Y").
-_CHAINED = re.compile(
-    rf"[\s/`\"')]*(?:,[\s,]*|\s*\b(?:or|nor|and|with|using|via|by|through|like|such\s+as|e\.g\.|including|either)"
-    rf"[\s,]+)+(?:{_VERB}\s+)?{_ARTICLES}$"
-)
+_JOIN = r"(?:or|nor|and|with|using|via|by|through|like|such\s+as|e\.g\.|including|either)"
+_CHAINED = re.compile(rf"[\s/`\"')]*(?:,\s*(?:{_JOIN}\s+)?|{_JOIN}\s+)(?:{_VERB}\s+)?{_ARTICLES}")
 # "git push --force origin main is forbidden": a verdict after the command, in its own clause.
 _AFTER = re.compile(
     r"[`\"')\s]*(?:(?!(?:if|when|unless|once|because|since|while|until|after|before|and|so|then|it|this|that"
@@ -66,8 +65,11 @@ def instructed_harm(text: str) -> str | None:
     forbidden_to = -1  # where the last forbidden command ends, for one listed after it
     for start, end, reason, match in sorted(found, key=lambda item: item[:2]):
         line, stop = said.rfind("\n", 0, start) + 1, said.find("\n", end)
-        chained = forbidden_to >= line and _CHAINED.match(said, forbidden_to, start) is not None
-        if chained or _BEFORE.search(said, line, start) or _AFTER.match(said, end, stop if stop >= 0 else len(said)):
+        chained = forbidden_to >= line and _CHAINED.fullmatch(said, forbidden_to, start) is not None
+        # A marker and what may stand between it and the command fit in _REACH: a lesson of many
+        # commands on one line costs each its reach, not the whole line before it.
+        before = _BEFORE.search(said, max(line, start - _REACH), start)
+        if chained or before or _AFTER.match(said, end, stop if stop >= 0 else len(said)):
             forbidden_to = max(forbidden_to, end)
             continue
         return f"{reason}: {quoted(match.group(0))}"
