@@ -118,8 +118,10 @@ def _fossil(world: DrawnWorld, slate: Slate, item: Any, alarms: list[tuple[int, 
     row: Row = {"drop": drop, "censored": drop == len(after), "fall": item.effect - item.after,
                 "alarm": None if first is None else first[0] - flip, "alarms": sum(a[0] - flip < drop for a in late),
                 "injected_to_drop": sum(after[:drop]),
-                "armed": sum(hit and world.reported[t] for t, hit in zip(times[:flip], hits, strict=False))
-                >= change.WATCH_AFTER}
+                # reported injected episodes, the detector's count, before the flip and in the whole run
+                "seen_at_flip": sum(hit and world.reported[t] for t, hit in zip(times[:flip], hits, strict=False)),
+                "seen": sum(hit and world.reported[t] for t, hit in zip(times, hits, strict=False))}
+    row["armed"] = row["seen_at_flip"] >= change.WATCH_AFTER
     if first is not None:
         w_in, _, w_out, _ = first[3:]
         row.update(statistic=first[2], excursion_in=w_in, excursion_out=w_out,

@@ -40,6 +40,7 @@ _LIMITS, _CONTEXT, _SPEED = "docs/limitations.md", "docs/context.md", "docs/spee
 _GOALS = (_GYM, "The goals at a glance")
 _DETECTOR, _FRONTIER = "The fall detector's level and arming", "The frontier: what each point of reward buys"
 _EVERY_FALL, _ANATOMY = "A detector for every fall size", "The anatomy of a drop"
+_WINDOW = "A test inside the watch window"
 _AUDIT = "python -m lamar.audit --runs 100 --episodes 4000 --jobs 2 --quiet"
 _MCP = "python -m lamar_mcp.bench"
 _PG, _FLEET = "docs/postgres.md", "python -m lamar.bench.fleet"
@@ -139,6 +140,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 80 --tuning-seeds --spread 0.05", 8),
     Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 40 --tuning-seeds --spreads 0.05,0", 16),
     Measurement(_GYM, _ANATOMY, "python tools/drop_anatomy.py 60 --gym-first-seed 0 --spreads 0.05", 20, (_GOALS,)),
+    Measurement(_GYM, _WINDOW, "python tools/window_test.py --null --settings fire,arm,arm@0.0021,arm@0.02", 6),
+    Measurement(_GYM, _WINDOW, "python tools/window_test.py 40 --tuning-seeds --settings fire,arm", 25),
+    Measurement(_GYM, _WINDOW, "python tools/window_test.py 80 --tuning-seeds --anatomy arm", 25),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),

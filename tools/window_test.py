@@ -224,10 +224,29 @@ def anatomy(worlds: int, chosen: Setting, *, tuning: bool, workers: int) -> list
     for mode, level in (DEFAULT, chosen):
         with installed(mode, level):
             rows = tool.anatomy(seeds, workers=workers)
-        lines += tool.report(rows, f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds "
-                                   f"{seeds.start}-{seeds.stop - 1}), detector {name_of(mode, level)}")
-        print("\n".join(lines), flush=True)
+        table = tool.report(rows, f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds "
+                                  f"{seeds.start}-{seeds.stop - 1}), detector {name_of(mode, level)}")
+        table.append(_unarmed_line(tool, rows))
+        print("\n".join(table), flush=True)
+        lines += table
     return lines
+
+
+def _unarmed_line(tool: Any, rows: Sequence[dict[str, Any]]) -> str:
+    """What the window's test can reach of the never-alarmed fossils not armed at the flip: those whose
+    reported injected episodes reach the window's end in the run, and how many come after it."""
+    unarmed = [f for row in rows if row["policy"] == "lamar" for f in row["fossils"]
+               if not f["armed"] and not tool.alarmed(f)]
+    if not unarmed:
+        return "  (c'): none"
+    end, quarter = change.WATCH_AFTER, change.WATCH_AFTER // 4
+    reach = [f for f in unarmed if f["seen"] >= end]
+    middle = sum(quarter <= f["seen_at_flip"] < end - quarter for f in reach)
+    after = statistics.median([f["seen"] - end for f in reach]) if reach else 0
+    at_flip = statistics.median(f["seen_at_flip"] for f in unarmed)
+    return (f"  (c'): reported injected episodes at the flip, median {at_flip:.0f}; {len(unarmed) - len(reach)} of "
+            f"{len(unarmed)} never reach {end} in the run; of the {len(reach)} others, {middle} turned in the "
+            f"window's middle half, and a median {after:.0f} more come after it")
 
 
 def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting],

@@ -73,3 +73,15 @@ def test_settings_parse_and_the_null_rates_read() -> None:
         window, early = tool.new_alarms(lesson.ChangeDetector, 200)
         assert window <= early < 0.2
     assert tool.WindowDetector.gate == float("-inf")
+
+
+def test_the_unarmed_line_counts_what_the_window_can_reach() -> None:
+    tool, anatomy = load_tool("window_test"), load_tool("drop_anatomy")
+
+    def fossil(at_flip: int, seen: int, alarm: int | None = None) -> dict[str, Any]:
+        return {"seen_at_flip": at_flip, "seen": seen, "armed": at_flip >= 50, "alarm": alarm, "drop": 100}
+
+    fossils = [fossil(10, 30), fossil(25, 60), fossil(45, 70), fossil(60, 200), fossil(20, 80, alarm=40)]
+    line = tool._unarmed_line(anatomy, [{"policy": "lamar", "fossils": fossils}])
+    assert line == ("  (c'): reported injected episodes at the flip, median 25; 1 of 3 never reach 50 in the run; "
+                    "of the 2 others, 1 turned in the window's middle half, and a median 15 more come after it")
