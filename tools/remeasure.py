@@ -143,6 +143,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _WINDOW, "python tools/window_test.py --null --settings fire,arm,arm@0.0021,arm@0.02", 6),
     Measurement(_GYM, _WINDOW, "python tools/window_test.py 40 --tuning-seeds --settings fire,arm", 25),
     Measurement(_GYM, _WINDOW, "python tools/window_test.py 80 --tuning-seeds --anatomy arm", 25),
+    Measurement(_GYM, _WINDOW, "python tools/window_test.py 80 --tuning-seeds --anatomy arm --spread 0.05", 25),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),

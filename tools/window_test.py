@@ -14,6 +14,7 @@ neither: this research script installs the detector before the worker processes 
     python tools/window_test.py --null --settings fire,arm       (false alarms and delays, the engine's first)
     python tools/window_test.py 40 --tuning-seeds --settings fire,arm
     python tools/window_test.py 80 --tuning-seeds --anatomy fire  (the drop's anatomy, the engine's and fire's)
+    python tools/window_test.py 80 --tuning-seeds --anatomy arm --spread 0.05
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from lamar.audit import physics
 from lamar.gym import sweep as sweep_frame
-from lamar.policy import change, lesson
+from lamar.policy import change, features, lesson
 
 # The armed pair's false alarms per injected episode of a lesson that keeps helping, on the null
 # (docs/gym.md, "A detector for every fall size": 0.041 per 1 000; `--null` reads it again beside the window's).
@@ -216,16 +217,19 @@ def _tool(name: str) -> Any:
     return sys.modules[name]
 
 
-def anatomy(worlds: int, chosen: Setting, *, tuning: bool, workers: int) -> list[str]:
-    """tools/drop_anatomy.py's table for the engine's detector, then for `chosen`, on the same worlds."""
+def anatomy(worlds: int, chosen: Setting, *, tuning: bool, workers: int, spread: float | None = None) -> list[str]:
+    """tools/drop_anatomy.py's table for the engine's detector, then for `chosen`, on the same worlds (with
+    the slices' prior spread set to `spread`, if given)."""
     tool, seeds = _tool("drop_anatomy"), sweep_frame.family_seeds(worlds, tuning)
     kind = "tuning" if tuning else "reporting"
+    tau = features.SLICE_SPREAD if spread is None else spread
     lines = []
     for mode, level in (DEFAULT, chosen):
-        with installed(mode, level):
+        with installed(mode, level), tool.slice_spread(tau):
             rows = tool.anatomy(seeds, workers=workers)
         table = tool.report(rows, f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds "
-                                  f"{seeds.start}-{seeds.stop - 1}), detector {name_of(mode, level)}")
+                                  f"{seeds.start}-{seeds.stop - 1}), detector {name_of(mode, level)}"
+                                  + ("" if spread is None else f", the slices' prior spread {spread:g}"))
         table.append(_unarmed_line(tool, rows))
         print("\n".join(table), flush=True)
         lines += table
@@ -273,11 +277,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lessons", type=int, default=20_000, help="--null's new lessons for the window's alarms")
     parser.add_argument("--anatomy", type=setting, metavar="SETTING",
                         help="instead, tools/drop_anatomy.py's table for the engine's detector and this one")
+    parser.add_argument("--spread", type=float, help="--anatomy with the slices' prior spread set to this")
     args = sweep_frame.parse(parser, argv)
     if args.null:
         print("\n".join(null_table(args.settings, args.episodes, args.runs, args.lessons)))
     elif args.anatomy is not None:
-        anatomy(args.worlds, args.anatomy, tuning=args.tuning_seeds, workers=args.workers)
+        anatomy(args.worlds, args.anatomy, tuning=args.tuning_seeds, workers=args.workers, spread=args.spread)
     else:
         print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
                               settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds)))

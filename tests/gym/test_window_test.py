@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lamar.policy import change, lesson
+from lamar.policy import change, features, lesson
 from tests.tools import load_tool
 
 
@@ -85,3 +85,20 @@ def test_the_unarmed_line_counts_what_the_window_can_reach() -> None:
     line = tool._unarmed_line(anatomy, [{"policy": "lamar", "fossils": fossils}])
     assert line == ("  (c'): reported injected episodes at the flip, median 25; 1 of 3 never reach 50 in the run; "
                     "of the 2 others, 1 turned in the window's middle half, and a median 15 more come after it")
+
+
+def test_the_anatomy_runs_the_engine_then_the_setting_under_the_spread_and_restores_both(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    tool, drop_anatomy = load_tool("window_test"), load_tool("drop_anatomy")
+    default = features.SLICE_SPREAD
+    seen: list[tuple[object, float]] = []
+
+    def anatomy(seeds: range, **kwargs: Any) -> list[dict[str, Any]]:
+        seen.append((lesson.ChangeDetector, features.SLICE_SPREAD))
+        return []
+
+    monkeypatch.setattr(drop_anatomy, "anatomy", anatomy)
+    lines = tool.anatomy(2, ("arm", None), tuning=True, workers=1, spread=0.05)
+    assert seen == [(change.ChangeDetector, 0.05), (tool.WindowDetector, 0.05)]
+    assert lines[0].endswith("detector default, the slices' prior spread 0.05")
+    assert features.SLICE_SPREAD == default and lesson.ChangeDetector is change.ChangeDetector
