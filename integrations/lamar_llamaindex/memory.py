@@ -147,6 +147,21 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         with self._turning:
             return self._recall_turn(messages, session_id, recall)
 
+    def session_recall(self, session_id: str | None, recall: Callable[[], Recall | None]) -> Recall | None:
+        """The `Recall` of the session's latest turn, for a reader that cannot see the chat history (Lamar's
+        sync search when the chat store answers only on the agent's event loop); `recall` when the session
+        has had no turn, or its turn has none yet."""
+        with self._turning:
+            with self._lock:
+                turn = self._turns.get(session_id or "")
+            if turn is not None and turn.recall is not None:
+                return turn.recall
+            rec = recall()
+            if turn is not None:
+                with self._lock:
+                    turn.recall, turn.reported = rec, rec is None
+            return rec
+
     def _recall_turn(self, messages: list[ChatMessage], session_id: str | None,
                      recall: Callable[[], Recall | None] | None) -> Recall | None:
         users = _user_turns(messages)

@@ -124,8 +124,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         fresh, failed = recaller(query)
         # Sync inside a turn too (a CodeActAgent's code, a workflow's sync step): the turn is one episode.
         ctx = ctx or _step_context()
-        turn = _run(_memory_turn(ctx, lamar)) if ctx is not None else None
-        rec = fresh() if turn is None else turn[0].turn_recall(turn[2], turn[1], fresh)
+        # Never the chat store from here: a driver whose connections belong to the agent's event loop
+        # (asyncpg) fails on another loop, or crashes the process while its own loop uses them too.
+        turn = _run(_memory_turn(ctx, lamar, history=False)) if ctx is not None else None
+        rec = fresh() if turn is None else _join(*turn, fresh)
         return answer(rec) if rec is not None else without_lessons(*failed[0])  # None only when fresh() failed
 
     async def asearch(query: str, ctx: Context | None = None) -> Document:
@@ -140,8 +142,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             return answer(rec)
         # The agent's memory holds Lamar's block: the turn is one episode, whichever reads first.
         fresh, failed = recaller(query)
-        block, session_id, messages = turn
-        rec = await asyncio.to_thread(block.turn_recall, messages, session_id, fresh)
+        rec = await asyncio.to_thread(_join, *turn, fresh)
         return answer(rec) if rec is not None else without_lessons(*failed[0])  # None only when fresh() failed
 
     search.__name__ = search.__qualname__ = f"{prefix}_search_lessons"  # what a CodeActAgent's code calls
@@ -206,9 +207,19 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(contextvars.copy_context().run, asyncio.run, coroutine).result()
 
 
-async def _memory_turn(ctx: Context | None, lamar: Any) -> tuple[LamarMemoryBlock, str, list[ChatMessage]] | None:
+def _join(block: LamarMemoryBlock, session_id: str, messages: list[ChatMessage] | None,
+          fresh: Callable[[], Recall | None]) -> Recall | None:
+    # No history: the block's last turn in the session, which it read at the start of the agent's step.
+    if messages is None:
+        return block.session_recall(session_id, fresh)
+    return block.turn_recall(messages, session_id, fresh)
+
+
+async def _memory_turn(ctx: Context | None, lamar: Any, *, history: bool = True
+                       ) -> tuple[LamarMemoryBlock, str, list[ChatMessage] | None] | None:
     """The `LamarMemoryBlock` on this engine in the memory of the agent's run (the workflow's
-    Context holds it), with its session and chat history; None when there is none."""
+    Context holds it), with its session and, when `history`, its chat history (None when not read,
+    or unreadable); None when there is no such block."""
     if ctx is None:
         return None
     try:
@@ -217,10 +228,16 @@ async def _memory_turn(ctx: Context | None, lamar: Any) -> tuple[LamarMemoryBloc
                       if isinstance(b, LamarMemoryBlock) and b.lamar is lamar), None)
         if block is None:
             return None
-        messages = await memory.aget_all(status=MessageStatus.ACTIVE)
     except Exception as exc:  # noqa: BLE001 - inside the agent's run: the search goes on as its own episode
         log.warning("Lamar could not read the agent's memory (the search is an episode of its own): %s", exc)
         return None
+    if not history:
+        return block, memory.session_id, None
+    try:
+        messages = await memory.aget_all(status=MessageStatus.ACTIVE)
+    except Exception as exc:  # noqa: BLE001 - inside the agent's run: the block's record of the turn stands in
+        log.warning("Lamar could not read the agent's chat history (the search joins the block's last turn): %s", exc)
+        return block, memory.session_id, None
     return block, memory.session_id, messages
 
 
