@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -34,7 +35,10 @@ from lamar_llamaindex.outcomes import record_episode
 Outcome = Signal | float | str
 ContextSource = Mapping[str, str] | Callable[[list[ChatMessage]], Mapping[str, str]] | None
 _SESSIONS_KEPT = 4096
-_CODE_RESULT = "Result of executing the code given:"  # CodeActAgent's words before its code's output
+# The code a CodeActAgent runs, as its prompt asks for it and its parser finds it: the message after one is the
+# code's result, whatever words the agent puts before it.
+_CODE = re.compile(r"<execute>(.*?)</execute>", re.DOTALL)
+_CODE_RESULT = "Result of executing the code given:"  # its words: all a fresh process has for a flushed answer
 log = logging.getLogger(__name__)
 
 
@@ -94,7 +98,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     # counted over the whole session, or a flush would look like a new turn to the next read. The last
     # one's words too, as their digest (a session's long paste is not kept): a CodeActAgent's code result
     # can open the history its turn's message has left.
-    _flushed: OrderedDict[str, tuple[int, int, str]] = PrivateAttr(default_factory=OrderedDict)
+    # Whether the last message moved out ran code, too: the code result after it then opens the history.
+    _flushed: OrderedDict[str, tuple[int, int, str, bool]] = PrivateAttr(default_factory=OrderedDict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     # Held from the look for the turn's episode to its recall: two reads of one turn at once
     # would otherwise both find none and log two episodes, one of them never reported.
@@ -122,10 +127,11 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if from_short_term_memory:  # counted even when the block declines short-term messages
             key = session_id or ""
             with self._lock:
-                turns, length, last = self._flushed.get(key, (0, 0, _NOTHING))
-                users = _user_turns(messages)
+                turns, length, last, code = self._flushed.get(key, (0, 0, _NOTHING, False))
+                users = _user_turns(messages, code)
                 self._flushed[key] = (turns + len(users), length + _length(messages),
-                                      _digest(users[-1]) if users else last)
+                                      _digest(users[-1]) if users else last,
+                                      _runs_code(messages[-1]) if messages else code)
                 self._flushed.move_to_end(key)
                 while len(self._flushed) > _SESSIONS_KEPT:
                     self._flushed.popitem(last=False)
@@ -164,10 +170,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     def _recall_turn(self, messages: list[ChatMessage], session_id: str | None,
                      recall: Callable[[], Recall | None] | None) -> Recall | None:
-        users = _user_turns(messages)
         key = session_id or ""
         with self._lock:
-            flushed_turns, flushed_length, flushed_last = self._flushed.get(key, (0, 0, _NOTHING))
+            flushed_turns, flushed_length, flushed_last, code = self._flushed.get(key, (0, 0, _NOTHING, False))
+            users = _user_turns(messages, code)
             count = flushed_turns + len(users)
             marker = f"{count}:{_digest(users[-1]) if users else flushed_last}"
             length = flushed_length + _length(messages)
@@ -305,23 +311,31 @@ def _digest(message: ChatMessage) -> str:
 _NOTHING = hashlib.sha256(b"").hexdigest()[:16]  # no user message in view nor flushed
 
 
-def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
+def _user_turns(messages: list[ChatMessage], after_code: bool = False) -> list[ChatMessage]:
     """The user messages that start turns: `Memory.aget(input=...)` appends the pending user
     message to a history that may already hold it, and that copy is not a new turn. Nor is a
     message with no block at all: the bare `ChatMessage()` (role user) that an agent stores as
     its answer when the model streamed nothing; nor the result of a `CodeActAgent`'s code, which it
-    stores with the user's role."""
+    stores with the user's role (`after_code`: the message before the first one ran code)."""
     return [m for i, m in enumerate(messages)
             if m.role == MessageRole.USER and m.blocks
-            and not _input_again(messages, i) and not _code_result(messages, i)]
+            and not _input_again(messages, i) and not _code_result(messages, i, after_code)]
 
 
-def _code_result(messages: list[ChatMessage], i: int) -> bool:
+def _code_result(messages: list[ChatMessage], i: int, after_code: bool) -> bool:
     """Whether message i is what a `CodeActAgent` writes after running the code of the answer before it.
     First in view, its answer may be gone: `Memory` under a token limit moves old messages out until
-    the history opens with a user-role message, and a code result is one."""
-    return str(messages[i].content or "").startswith(_CODE_RESULT) and (i == 0 or (
-        messages[i - 1].role == MessageRole.ASSISTANT and "<execute>" in str(messages[i - 1].content or "")))
+    the history opens with a user-role message, and a code result is one (`after_code` then says; in a
+    process that did not see the move, only the agent's words can)."""
+    if i > 0:
+        return _runs_code(messages[i - 1])
+    return after_code or str(messages[0].content or "").startswith(_CODE_RESULT)
+
+
+def _runs_code(message: ChatMessage) -> bool:
+    """Whether a `CodeActAgent` runs code from this message: an answer holding code in its tags."""
+    found = _CODE.findall(str(message.content or "")) if message.role == MessageRole.ASSISTANT else []
+    return any(code.strip() for code in found)
 
 
 def _input_again(messages: list[ChatMessage], i: int) -> bool:

@@ -33,7 +33,18 @@ def executor(tools: list[FunctionTool]) -> Any:
     return execute
 
 
-async def test_the_result_of_a_code_act_agents_code_is_no_user_turn() -> None:
+class RewordedCodeActAgent(CodeActAgent):
+    """A CodeActAgent whose words before its code's output are not today's: the block must not rely on them."""
+
+    async def handle_tool_call_results(self, ctx: Context, results: list[Any], memory: Any) -> None:
+        await super().handle_tool_call_results(ctx, results, memory)
+        pad = await ctx.store.get(self.scratchpad_key, default=[])
+        pad[-1] = ChatMessage(role="user", content="Output:" + str(pad[-1].content).split(":", 1)[1])
+        await ctx.store.set(self.scratchpad_key, pad)
+
+
+@pytest.mark.parametrize("agent_class", [CodeActAgent, RewordedCodeActAgent])
+async def test_the_result_of_a_code_act_agents_code_is_no_user_turn(agent_class: type[CodeActAgent]) -> None:
     # CodeActAgent stores its code's output as a message with the user's role: the block counted it as
     # the user's next turn, so the real next message seemed two turns later, and its outcome never
     # reached the turn it answered, which stayed pending.
@@ -42,7 +53,7 @@ async def test_the_result_of_a_code_act_agents_code_is_no_user_turn() -> None:
                              outcome=lambda m: Signal.CORRECTED if "still" in str(m.content) else None)
     memory = Memory.from_defaults(session_id="c1", memory_blocks=[block], insert_method="user")
     script = Script("<execute>found = 6 * 7</execute>", "Cleared the cache.", "Then roll back.")
-    agent = CodeActAgent(code_execute_fn=executor([]), tools=[], llm=script.llm())
+    agent = agent_class(code_execute_fn=executor([]), tools=[], llm=script.llm())
 
     await agent.run(user_msg="fix the build", memory=memory)
     first = block.episode_id("c1")
@@ -51,7 +62,8 @@ async def test_the_result_of_a_code_act_agents_code_is_no_user_turn() -> None:
     await agent.run(user_msg="it still fails", memory=memory)
     assert lam.episode(first or "").signal == Signal.CORRECTED
     assert lam.stats()["episodes"] == 2 and [e.episode_id for e in lam.pending()] == [block.episode_id("c1")]
-    assert any(m.role == "user" and "Result of executing" in str(m.content) for m in await memory.aget_all())
+    words = "Result of executing" if agent_class is CodeActAgent else "Output:"
+    assert any(m.role == "user" and str(m.content).startswith(words) for m in await memory.aget_all())
 
 
 async def test_a_code_act_agent_takes_the_search_tool_and_its_turn_is_one_episode() -> None:
@@ -150,7 +162,9 @@ async def test_with_a_workflows_package_older_than_get_step_context_an_agents_se
     assert lam.stats()["episodes"] == 1 and search.call(query="by hand").raw_output.metadata["experience_ids"]
 
 
-async def test_a_code_result_that_opens_the_history_after_a_flush_is_no_user_turn() -> None:
+@pytest.mark.parametrize("agent_class", [CodeActAgent, RewordedCodeActAgent])
+async def test_a_code_result_that_opens_the_history_after_a_flush_is_no_user_turn(
+        agent_class: type[CodeActAgent]) -> None:
     # Under a token limit Memory moves old messages out until the history opens with a user-role message,
     # which can be a code result: its code's answer gone, the block took it for a user turn, and every
     # turn logged a second episode, never reported.
@@ -166,12 +180,13 @@ async def test_a_code_result_that_opens_the_history_after_a_flush_is_no_user_tur
     def execute(code: str) -> str:
         return "build log line\n" * 60  # a long output: it fills the history past the limit
 
-    agent = CodeActAgent(code_execute_fn=execute, tools=[], llm=script.llm())
+    agent = agent_class(code_execute_fn=execute, tools=[], llm=script.llm())
     episodes = []
     for message in ("the build fails", "it still fails", "it still fails again"):
         await agent.run(user_msg=message, memory=memory)
         episodes.append(block.episode_id("f1"))
     active = await memory.aget_all(status=MessageStatus.ACTIVE)
-    assert str(active[0].content).startswith("Result of executing")  # the case: the history opens with one
+    words = "Result of executing" if agent_class is CodeActAgent else "Output:"
+    assert str(active[0].content).startswith(words)  # the case: the history opens with one
     assert lam.stats()["episodes"] == 3 and len(set(episodes)) == 3
     assert [lam.episode(e or "").signal for e in episodes[:2]] == [Signal.CORRECTED] * 2
