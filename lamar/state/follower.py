@@ -244,18 +244,24 @@ class Follower:
         oldest = next((r.id for r in cache.episodes.values() if r.reports and r.id not in cache.pinned), None)
         return oldest is None or self._keyed is None or bool(self._keyed.lookup([f"episode:{oldest}"]))
 
+    def saves_at_close(self) -> bool:
+        """Whether `save_if_worth` folds the tail and saves: a writer whose store others may open."""
+        return self.wrote and not self.private
+
     def save_if_worth(self) -> None:
-        """Save the state at close when this process wrote and the tail is long enough to matter."""
+        """Save the state at close when the tail folded past it is long enough to matter (`saves_at_close`)."""
+        if not self.saves_at_close():
+            return
+        # The tail is counted once folded: this engine's last writes (in the fold mode, every one since its last
+        # call that folded) are not folded yet. And what others wrote: a lesson another process erased since holds
+        # its text in this cache, and a state saved from it would store that text beside the scrubbed log.
+        try:
+            self.sync()
+        except StoreError:
+            return  # a cache: failing to save loses nothing
         tail = self.unsaved
-        if self.wrote and not self.private and tail > 0 and tail * 16 >= len(self.cache.lessons):
-            # Fold what others wrote first: a lesson another process erased since holds its text
-            # in this cache, and a state saved from it would store that text beside the scrubbed log.
-            try:
-                self.sync()
-            except StoreError:
-                return  # a cache: failing to save loses nothing
-            if self.state_seq != self.cache.seq:
-                self.save()
+        if tail > 0 and tail * 16 >= len(self.cache.lessons) and self.state_seq != self.cache.seq:
+            self.save()
 
     def lesson(self, exp_id: str) -> LessonState:
         """The lesson's folded state; UnknownExperience when the log has none by that id."""
@@ -410,6 +416,11 @@ class SettledFollower(Follower):
     def refold(self) -> None:
         with no_cycle_collection():  # as Follower.refold
             self.sync(whole=True)
+
+    def saves_at_close(self) -> bool:
+        # A reader saves too, as in `sync`. Only a cache this engine folded: one that never folded (a writer
+        # without `pending_after`) would fold at close what the next call that needs the fold folds anyway.
+        return self.cache.settled and (self.wrote or not self.foreign)
 
     def may_save(self) -> bool:
         # Only a cache of the settled log (no event below its seq can still commit) describes
