@@ -12,8 +12,9 @@ from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.cache import FoldCache
 from lamar.state.episode import EpisodeRecord
+from lamar.state.prebuilt import Prebuilt, after_rewrite, prebuild, still_true
 from lamar.state.saved import fingerprint, kept_episodes, read_state, state_text
-from lamar.state.snapshot import restore, snapshot_of
+from lamar.state.snapshot import restore
 from lamar.store.base import ErasableStore, Event, KeyedStore, RewritableStore, Store, StoredText, TextStore
 from lamar.store.decode import no_cycle_collection
 
@@ -300,11 +301,17 @@ class Follower:
         # The whole log folded before the hold, which then folds only what was written meanwhile: a cache
         # resumed from a saved state would fold it all again under the hold, while every writer waits.
         self.whole()
+        # The snapshot too (its build and its text grow with the episodes): under the hold, what was written
+        # meanwhile is folded, and the snapshot replaces the log up to its seq while that leaves it true.
+        built = None
+        if self.cache.seq and self.may_save():
+            self._in_rows_order()
+            built = prebuild(self.cache)
         with hold():
             # A scrub takes the store's write lock itself, which `hold` may hold: it would wait here for ever.
             self.scrubs = False
             try:
-                done = self._rewrite(store)
+                done = self._rewrite(store, built)
             finally:
                 self.scrubs = True
         # After the hold: the state names the snapshot, which stays whatever is written after it. Unsaved,
@@ -327,7 +334,7 @@ class Follower:
                                  f"an erase stopped behind its event, which failed ({exc}); nothing was "
                                  "rewritten: checkpoint again") from exc
 
-    def _rewrite(self, store: RewritableStore) -> bool:
+    def _rewrite(self, store: RewritableStore, built: Prebuilt | None = None) -> bool:
         self.sync()
         if self.cache.unscrubbed and isinstance(store, ErasableStore):
             raise StoreError(f"cannot checkpoint {self.store.location} now: an erase stored meanwhile has not "
@@ -343,15 +350,23 @@ class Follower:
                              "within a second (the checkpoint's lock on the log was lost); nothing was "
                              "rewritten: checkpoint again")
         self._in_rows_order()
-        snapshot = Event("snapshot", snapshot_of(cache), seq=cache.seq)
-        done = bool(store.rewrite(cache.seq, snapshot))
-        if done:  # the state saved before names an event now gone: save one that names the snapshot
-            cache.last = snapshot
-        for record in cache.episodes.values():  # as a process that reads the snapshot sees them
-            record.sealed = record.reward is not None
-        cache.pinned = set(cache.episodes)  # their keys went with the events the snapshot replaced
+        if built is None or not still_true(built, cache, self._written_since(built.event.seq)):
+            built = prebuild(cache)
+        snapshot = built.event
+        done = bool(store.rewrite(snapshot.seq, snapshot))
+        if snapshot.seq == cache.seq:
+            if done:  # the state saved before names an event now gone: save one that names the snapshot
+                cache.last = snapshot
+        elif not done:
+            cache.reset()  # another snapshot stands, past what this one holds: the next call folds the log as it is
+            return False
+        after_rewrite(built, cache)  # as a process that reads the snapshot sees them
         return done
 
+
+    def _written_since(self, seq: int) -> list[Event]:
+        """The events this cache folded past `seq`."""
+        return [e for e in self.store.read(seq) if e.seq <= self.cache.seq] if self.cache.seq > seq else []
 
     def _in_rows_order(self) -> None:
         """Put the lessons in the order a store that holds their rows lists them (see SettledFollower)."""
@@ -382,6 +397,10 @@ class SettledFollower(Follower):
         super().__init__(store, policy)
         self._settled = settled
         self._places = places
+
+    def _written_since(self, seq: int) -> list[Event]:
+        """The events this cache folded past `seq`."""
+        return [e for e in self.store.read(seq) if e.seq <= self.cache.seq] if self.cache.seq > seq else []
 
     def _in_rows_order(self) -> None:
         # Two adds at once may stand in one order in the rows and in the other in the log, and the

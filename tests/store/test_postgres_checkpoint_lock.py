@@ -92,9 +92,9 @@ def _during_checkpoint(monkeypatch: pytest.MonkeyPatch, lam: Lamar, before: Any)
     follower = folded(lam)
     rewrite = Follower._rewrite  # what the checkpoint does under its lock
 
-    def patched(store: Any) -> bool:
+    def patched(store: Any, *built: Any) -> bool:
         before()
-        return rewrite(follower, store)
+        return rewrite(follower, store, *built)
 
     monkeypatch.setattr(follower, "_rewrite", patched)
 
