@@ -129,9 +129,10 @@ def test_a_hand_edit_inside_the_indexed_lines_is_read(tmp_path: Path) -> None:
     for _ in range(_INDEX_EVERY):
         lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
     # The engine's log copied in one append (a JSON store syncs each append: slow to fill event by
-    # event), with no engine state beside it: the state checks only its own last event, so it would
-    # still hold the old text (a limitation of the state, not of the index).
+    # event). The copy's saved state goes, as docs/stores.md tells an editor to: it checks only its
+    # own last event, so it would still hold the old text (a limitation of the state, not of the index).
     transfer(lam.store, JsonStore(path))
+    Path(f"{path}.state").unlink()
     assert index_path(path).exists()
     lines = path.read_text().splitlines(keepends=True)
     lesson = json.loads(lines[1])
