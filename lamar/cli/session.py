@@ -50,21 +50,25 @@ def store_location(args: argparse.Namespace, folder: str = ".") -> str:
 
 def store_source(args: argparse.Namespace, folder: str = ".") -> tuple[str, str]:
     """The command's store, and how to name the hooks that chose it (" (the plugin lamar@lamar's)"; "" when
-    --store, $LAMAR_STORE or the default did). Looked up once per command, for the first call's `folder`,
-    and said once on stderr: a plugin user's `lamar ls` would otherwise list a store the plugin never fills."""
+    --store, $LAMAR_STORE or the default did, unless the hooks write to that store too). Looked up once per
+    command, for the first call's `folder`, and said once on stderr when the hooks chose it: a plugin user's
+    `lamar ls` would otherwise list a store the plugin never fills."""
     found: tuple[str, str] | None = getattr(args, _SOURCE, None)
     if found is None:
         location, hooks = named_location(args), None
-        if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)):
+        if getattr(args, "store", None) or os.environ.get(STORE_ENV):
+            # Naming the hooks' own store is no typo either: it is made as they would make it, unsaid.
+            found = (location, written_by_hooks(location, folder))
+        else:
             try:
                 hooks = hooks_store(location, folder)
             except UsageError:  # hooks that name several stores: only --store can say which one is meant
                 raise
             except Exception:  # noqa: BLE001 - Lamar runs without Claude Code: an unreadable setup leaves the default
                 hooks = None
-        if hooks is not None:
-            print(f"store: {hooks[0]}{hooks[1]}", file=sys.stderr)
-        found = hooks or (location, "")
+            if hooks is not None:
+                print(f"store: {hooks[0]}{hooks[1]}", file=sys.stderr)
+            found = hooks or (location, "")
         setattr(args, _SOURCE, found)
     return found
 
@@ -90,6 +94,33 @@ def hooks_store(location: str, folder: str) -> tuple[str, str] | None:
     found, whose = running_store(location, repo, installed_commands(repo))
     same = os.path.expanduser(found) == os.path.expanduser(location)  # a plugin set to that store
     return (found, whose) if whose and not same else None
+
+
+def written_by_hooks(location: str, folder: str) -> str:
+    """How to name the hooks of `folder` (Claude Code's settings entries, else Lamar's plugin) that write to the
+    store `location`, as `running_store` names them; "" when none do, or they cannot be read."""
+    if not _mentions_lamar(folder):
+        return ""
+    try:
+        from lamar_claude_code.context import find_repo
+
+        repo = find_repo(os.path.abspath(folder))
+        commands = installed_commands(repo)
+        # One command at a time: hooks that name several stores write to each of them.
+        found = [running_store(DEFAULT_STORE, repo, [command]) for command in commands]
+        found = found or [running_store(DEFAULT_STORE, repo, [])]
+    except Exception:  # noqa: BLE001 - without the integration, or with a setup it cannot read, no hooks run
+        return ""
+    for store, whose in found:
+        if _same_store(store, location) and (whose or commands):  # no entry, no plugin: no hooks at all
+            return whose or " (named by the installed hooks)"
+    return ""
+
+
+def _same_store(one: str, other: str) -> bool:
+    if not (is_file_location(one) and is_file_location(other)):
+        return one == other
+    return os.path.abspath(os.path.expanduser(one)) == os.path.abspath(os.path.expanduser(other))
 
 
 def _mentions_lamar(folder: str) -> bool:

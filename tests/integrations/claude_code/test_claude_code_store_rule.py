@@ -174,3 +174,32 @@ def test_import_rules_asks_no_create_for_the_plugins_store_it_makes_anyway(repo:
     assert applied.returncode == 0 and "1 lesson added" in applied.stdout, applied.stdout + applied.stderr
     with Lamar(str(hooks)) as lam:
         assert [e.action for e in lam.experiences()] == ["Never push to main"]
+
+
+def test_store_naming_the_hooks_store_is_made_as_the_hooks_make_it(repo: Path, env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    """After starting over (the store deleted), `import-rules --store X --apply` with X the store the installed
+    hooks name refused ("pass --create") while the same command without --store made it: X is no typo."""
+    bare, hooks, _ = _stores(env, tmp_path)
+    assert lamar(bare, repo, "claude-code", "install", "--store", str(hooks)).returncode == 0
+    hooks.unlink()
+    (repo / "CLAUDE.md").write_text("- Never push to main\n")
+    shown = lamar(bare, repo, "import-rules", "--store", str(hooks))
+    assert shown.returncode == 0 and not hooks.exists(), shown.stderr
+    assert "run again with --apply to add them (it creates the store the hooks use" in shown.stdout, shown.stdout
+    umask = os.umask(0o022)  # a usual umask: the hooks' store holds their prompts' contexts, its owner's only
+    try:
+        applied = lamar(bare, repo, "import-rules", "--store", str(hooks), "--apply")
+    finally:
+        os.umask(umask)
+    assert applied.returncode == 0 and "1 lesson added" in applied.stdout, applied.stdout + applied.stderr
+    assert applied.stderr == ""  # the user named the store: nothing to say of where it came from
+    assert oct(hooks.stat().st_mode & 0o777) == "0o600"
+    with Lamar(str(hooks)) as lam:
+        assert [e.action for e in lam.experiences()] == ["Never push to main"]
+
+    typo = tmp_path / "hoks.db"  # a store the hooks do not name is still refused: more likely a typo
+    refused = lamar(bare, repo, "import-rules", "--store", str(typo), "--apply")
+    assert refused.returncode == 2 and "pass --create" in refused.stderr and not typo.exists(), refused.stderr
+    refused = lamar(bare, repo, "add", "--store", str(typo), "--precondition", "a", "--action", "b")
+    assert refused.returncode == 2 and "pass --create" in refused.stderr and not typo.exists(), refused.stderr
