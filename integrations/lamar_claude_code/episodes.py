@@ -17,6 +17,7 @@ from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, git_dir, own_command, rules_folder
 from lamar_claude_code.fitting import fit_prompt, fitting
 from lamar_claude_code.outcomes import note_edit, prompt_key, prompt_words, read_followup, read_git, unchanged
+from lamar_claude_code.started_over import let_go
 from lamar_claude_code.state import (
     locked_state,
     log_line,
@@ -79,8 +80,7 @@ class Budget:
 
 
 def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths: Paths, *,
-                 config: HookConfig | None = None, budget: Budget | None = None,
-                 now: float | None = None) -> str:
+                 config: HookConfig | None = None, budget: Budget | None = None, now: float | None = None) -> str:
     """Apply one hook event; returns the text to inject ("" for none).
 
     Shared by the `lamar claude-code hook` process and the Agent SDK callbacks; its module imports
@@ -117,6 +117,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
         _expire_orphan(state, lam, paths, now)
+        let_go(event, state, lam, paths.log, now)
         if repo:
             _settle_git(state, repo, lam, paths, now)
         if event == "UserPromptSubmit" and not own_command(str(payload.get("prompt", ""))):
@@ -143,8 +144,7 @@ def _text(payload: Mapping[str, Any], key: str) -> str:
 
 
 def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, cwd: str, repo: str | None,
-               config: HookConfig, lam: Callable[[], Lamar], paths: Paths, budget: Budget | None,
-               now: float) -> str:
+               config: HookConfig, lam: Callable[[], Lamar], paths: Paths, budget: Budget | None, now: float) -> str:
     prompt = _text(payload, "prompt")
     previous = state["sessions"].get(session)
     if previous and previous.get("episode") in state["episodes"]:

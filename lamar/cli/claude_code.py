@@ -181,6 +181,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
     from lamar_claude_code.notice import status_line
+    from lamar_claude_code.started_over import tracked_line
     from lamar_claude_code.state import UNWRITABLE, fallback_log, read_state, tail
 
     repo = find_repo(os.getcwd())
@@ -244,8 +245,7 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"(session {last.get('session')}{episode}{injected})")
     else:
         print("last event: none seen yet")
-    watched = [r for r in state["episodes"].values() if r.get("files") and r.get("signal") != "reverted"]
-    print(f"episodes tracked: {len(state['episodes'])}, watched by git: {len(watched)}")
+    print(tracked_line(state["episodes"], location))
     print(f"traces for sleep: {paths.traces}" + ("" if paths.traces.exists() else f" (none yet: {WHEN_TRACED})"))
     print(f"log: {paths.log}")
     for line in tail(paths.log, 5):
