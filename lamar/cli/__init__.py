@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_STORE = 2
 EXIT_BUG = 3
+EXIT_HOOKS_FAIL = 4  # `lamar claude-code status` printed a FAILS line: Lamar is off where that hook runs
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl+C stopped
 
 
@@ -23,13 +24,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit status: 0 ok; 1 a usage error, with a message that says what to do; 2 a store
     error (missing, corrupt, unreadable, unwritable), or a model that failed during sleep;
-    3 a bug in Lamar (reported in one line, never a traceback).
+    3 a bug in Lamar (reported in one line, never a traceback); 4 `claude-code status` found a hook that FAILS.
 
     Args:
         argv: the arguments after the program name (default: sys.argv[1:]).
 
     Returns:
-        The exit status: 0 ok, 1 usage error, 2 store or model error, 3 a bug.
+        The exit status: 0 ok, 1 usage error, 2 store or model error, 3 a bug, 4 a hook that fails.
     """
     try:
         return _main(argv)
@@ -213,4 +214,4 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-__all__ = ["EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_BUG", "EXIT_HOOKS_FAIL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]

@@ -176,6 +176,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
+    from lamar.cli import EXIT_HOOKS_FAIL
     from lamar.cli.render import plural
     from lamar.cli.session import UsageError, settings_files
     from lamar_claude_code.context import find_repo
@@ -187,7 +188,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     repo = find_repo(os.getcwd())
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
     holding: list[Any] = []
-    fails = False  # any FAILS line: a script checking status reads Lamar as off from its exit code
+    fails = False  # any FAILS line: a script reads Lamar as off from the exit code, apart from a usage error's
     for scope, path in settings_files(repo):
         try:
             entries = settings.entries(settings.read_settings(path))
@@ -212,8 +213,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             if lacks := older(command):
                 print(f"    {lacks}; run lamar claude-code install again")
     fails = _plugin_status(repo) or fails
-    twice = _twice_note(_enabled_plugins(repo), holding)
-    if twice:
+    if twice := _twice_note(_enabled_plugins(repo), holding):
         print(twice)
     _config_status(repo)
     try:
@@ -258,7 +258,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"log lines that could not be written there, in {fallback}:")
             for line in lost:
                 print(f"  {line}")
-    return 1 if fails else 0
+    return EXIT_HOOKS_FAIL if fails else 0
 
 
 def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> tuple[str, str]:

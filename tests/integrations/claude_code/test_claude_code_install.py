@@ -329,8 +329,9 @@ def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str
     assert "readable by other users" not in status.stdout  # the hooks made it their user's only
 
 
-def test_status_exits_1_when_an_entry_fails(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+def test_status_exits_4_when_an_entry_fails(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     # It printed FAILS and exited 0: a script or a check in CI took the hooks for working while Lamar was off.
+    # Then it exited 1, as a usage error does: a script could not tell "Lamar is off" from a mistyped command.
     store = tmp_path / "lessons.db"
     assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
     healthy = lamar(env, repo, "status")
@@ -341,8 +342,13 @@ def test_status_exits_1_when_an_entry_fails(repo: Path, env: dict[str, str], tmp
     entry["command"] = entry["command"].replace(sys.executable, str(tmp_path / "deleted-venv" / "bin" / "python"))
     settings.write_text(json.dumps(data))
     broken = lamar(env, repo, "status")
-    assert broken.returncode == 1 and broken.stdout.count("FAILS") == 1, broken.stdout + broken.stderr
+    assert broken.returncode == 4 and broken.stdout.count("FAILS") == 1, broken.stdout + broken.stderr
     assert broken.stderr == ""  # every line is still printed, to stdout as before
+    from lamar.cli import EXIT_HOOKS_FAIL, EXIT_USAGE
+
+    assert broken.returncode == EXIT_HOOKS_FAIL
+    mistyped = lamar(env, repo, "status", "--quiet")
+    assert mistyped.returncode == EXIT_USAGE == 1 and "FAILS" not in mistyped.stdout, mistyped.stderr
 
 
 def test_status_names_a_store_others_can_read(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
@@ -534,8 +540,8 @@ def test_status_reads_each_settings_file_once(repo: Path, tmp_path: Path, monkey
         return read_bytes(self)
 
     monkeypatch.setattr(Path, "read_bytes", counted)
-    # 1: a bare `lamar` is not found on the PATH Claude Code may start with, so its entries FAIL
-    assert main(["claude-code", "status", "--store", str(tmp_path / "lessons.db")]) == 1
+    # 4: a bare `lamar` is not found on the PATH Claude Code may start with, so its entries FAIL
+    assert main(["claude-code", "status", "--store", str(tmp_path / "lessons.db")]) == 4
     out = capsys.readouterr().out
     assert f"local settings {local}: installed" in out and f"project settings {team}: not installed" in out
     assert f"user settings {user}: cannot be read" in out
@@ -594,7 +600,7 @@ def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dic
         "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
     bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
     status = lamar(bare, repo, "status")
-    assert status.returncode == 1, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
+    assert status.returncode == 4, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
     assert f"store: {store} (missing) (the plugin lamar@lamar's)" in status.stdout.splitlines(), status.stdout
     assert f"log: {store}.claude-code.log" in status.stdout
     default = Path(bare["HOME"]) / ".local" / "share" / "lamar" / "experience.db"  # the option left empty
@@ -621,7 +627,7 @@ def test_status_over_a_store_with_no_lessons_says_how_to_give_it_some(repo: Path
               "--precondition .. --action .. --scope project=shop` writes one by hand for this project (without "
               "--scope, for every project)")
     status = lamar(bare, repo, "status")
-    assert status.returncode == 1, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
+    assert status.returncode == 4, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
     assert advice in status.stdout.splitlines(), status.stdout
     assert not store.exists()  # status looked, and made no store
     with Lamar(str(store)) as lam:  # as the first hook leaves it: a store, still with no lesson
@@ -766,7 +772,7 @@ def test_status_names_a_hook_command_whose_python_or_hook_is_gone(repo: Path, en
         str(Path(__file__).parents[3] / "integrations" / "lamar_claude_code" / "quick.py"), str(quick))
     settings.write_text(json.dumps(data))
     shown = lamar(env, repo, "status")
-    assert shown.returncode == 1, shown.stderr  # Lamar is off: a script checking status reads it from the exit
+    assert shown.returncode == 4, shown.stderr  # Lamar is off: a script checking status reads it from the exit
     lines = shown.stdout.splitlines()
     reinstall = f"`lamar claude-code install --store {store}` writes this Lamar's instead"
     assert (f"    FAILS: its Python {python} is gone (its virtual environment deleted or moved), so Lamar is off; "
@@ -785,7 +791,7 @@ def test_status_names_a_plugin_python_option_that_is_gone(repo: Path, env: dict[
         "enabledPlugins": {"lamar@lamar": True},
         "pluginConfigs": {"lamar@lamar": {"options": {"python": str(python)}}}}))
     shown = lamar(env, repo, "status")
-    assert shown.returncode == 1, shown.stderr
+    assert shown.returncode == 4, shown.stderr
     assert (f"    FAILS: its python option names {python}, which is gone (its virtual environment deleted or moved), "
             f"so Lamar is off; `claude plugin install lamar@lamar --config python={sys.executable}` sets it to "
             "this Lamar's") in shown.stdout.splitlines(), shown.stdout

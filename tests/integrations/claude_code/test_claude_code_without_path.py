@@ -100,7 +100,7 @@ def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[st
     data["hooks"]["Stop"][-1]["hooks"][0]["command"] = f"lamar claude-code hook --store {store}"
     settings.write_text(json.dumps(data))
     status = _lamar(env, repo, "status", "--store", str(store))
-    assert status.returncode == 1, status.stderr  # an entry FAILS: Lamar is off when Claude Code starts bare
+    assert status.returncode == 4, status.stderr  # an entry FAILS: Lamar is off when Claude Code starts bare
     lines = status.stdout.splitlines()
     stop = next(i for i, line in enumerate(lines) if line.strip().startswith("Stop: lamar claude-code hook"))
     assert "FAILS without your PATH: exit 127" in lines[stop + 1] and "install again" in lines[stop + 1]
