@@ -15,7 +15,6 @@ EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_STORE = 2
 EXIT_BUG = 3
-EXIT_HOOKS_FAIL = 4  # `lamar claude-code status` printed a FAILS line: Lamar is off where that hook runs
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl+C stopped
 
 
@@ -214,4 +213,4 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-__all__ = ["EXIT_BUG", "EXIT_HOOKS_FAIL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]

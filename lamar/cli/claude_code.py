@@ -15,6 +15,8 @@ from lamar.program import program_name
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
 DEFAULT_STORE = "~/.lamar/experience.json"
+# `status` printed a FAILS line: Lamar is off where that hook runs. Not 1, a usage error's, nor 2, a store error's.
+EXIT_HOOKS_FAIL = 4
 # --help of the commands that read the store the hooks write to (see _running_store)
 _RUNNING = ("the one the installed hook commands name, else the enabled plugin's when no settings file holds an "
             "entry, else ")
@@ -176,7 +178,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
-    from lamar.cli import EXIT_HOOKS_FAIL
+    from lamar.cli.claude_code_plugin import plugin_status
     from lamar.cli.render import plural
     from lamar.cli.session import UsageError, settings_files
     from lamar_claude_code.context import find_repo
@@ -212,7 +214,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print("    runs without your PATH")
             if lacks := older(command):
                 print(f"    {lacks}; run lamar claude-code install again")
-    fails = _plugin_status(repo) or fails
+    fails = plugin_status(repo) or fails
     if twice := _twice_note(_enabled_plugins(repo), holding):
         print(twice)
     _config_status(repo)
@@ -337,34 +339,6 @@ def _twice_note(plugins: list[str], files: list[Any]) -> str:
             f"Lamar's hooks, so each prompt would be recalled and injected twice: keep one "
             f"(`claude plugin disable {plugins[0]}`, or `{program_name()} claude-code uninstall` "
             "with --local, --project or --user)")
-
-
-def _plugin_status(repo: Any) -> bool:
-    """Print each installed copy of the plugin and whether its hooks start; True when one FAILS."""
-    from lamar_claude_code.installed_plugin import check, installed_plugins
-
-    plugins = installed_plugins(project=repo)
-    fails = False
-    if not plugins:
-        print("plugin: not installed")
-    for plugin in plugins:
-        print(f"plugin {plugin.id} ({'enabled' if plugin.enabled else 'disabled'}) at {plugin.path}: "
-              f"hooks {', '.join(plugin.events) or 'none'}")
-        python = plugin.options.get("python", "")
-        if os.path.isabs(python) and not os.path.exists(python):  # not the PATH: the venv was deleted or moved
-            print(f"    FAILS: its python option names {python}, which is gone (its virtual environment deleted or "
-                  f"moved), so Lamar is off; `claude plugin install {plugin.id} --config python="
-                  f"{shlex.quote(sys.executable)}` sets it to this Lamar's")
-            fails = True
-            continue
-        problem, runs = check(plugin)
-        if problem:
-            print(f"    FAILS without your PATH: {problem}")
-            fails = True
-        else:
-            first, *notes = runs.splitlines() or [""]
-            print(f"    runs without your PATH ({first})" + "".join(f"\n    but {note}" for note in notes))
-    return fails
 
 
 def no_traces_yet(path: str) -> str | None:

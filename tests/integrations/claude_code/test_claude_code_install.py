@@ -344,7 +344,8 @@ def test_status_exits_4_when_an_entry_fails(repo: Path, env: dict[str, str], tmp
     broken = lamar(env, repo, "status")
     assert broken.returncode == 4 and broken.stdout.count("FAILS") == 1, broken.stdout + broken.stderr
     assert broken.stderr == ""  # every line is still printed, to stdout as before
-    from lamar.cli import EXIT_HOOKS_FAIL, EXIT_USAGE
+    from lamar.cli import EXIT_USAGE
+    from lamar.cli.claude_code import EXIT_HOOKS_FAIL
 
     assert broken.returncode == EXIT_HOOKS_FAIL
     mistyped = lamar(env, repo, "status", "--quiet")
@@ -589,6 +590,26 @@ def test_uninstall_names_the_plugin_that_still_runs_lamar(repo: Path, env: dict[
     (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": False}}))
     assert "plugin" not in lamar(env, repo, "uninstall").stderr
 
+
+
+def test_a_disabled_plugin_that_fails_is_reported_without_failing_status(repo: Path, env: dict[str, str],
+                                                                        tmp_path: Path) -> None:
+    """A disabled copy of the plugin whose hooks would not start made status exit as "Lamar is off", though
+    Claude Code runs none of its hooks: the entries that do run were fine."""
+    assert lamar(env, repo, "install", "--store", str(tmp_path / "lessons.db")).returncode == 0
+    claude = _plugin_installed(env)  # no launcher: its hooks would fail
+    python = tmp_path / "deleted-venv" / "bin" / "python"
+    for options in ({}, {"python": str(python)}):
+        (claude / "settings.json").write_text(json.dumps({
+            "enabledPlugins": {"lamar@lamar": False}, "pluginConfigs": {"lamar@lamar": {"options": options}}}))
+        shown = lamar(env, repo, "status")
+        assert shown.returncode == 0 and "FAILS" not in shown.stdout, shown.stdout
+        lines = shown.stdout.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("plugin lamar@lamar (disabled)"))
+        assert lines[at + 1].startswith("    not run while disabled; once enabled it would fail"), lines[at + 1]
+        (claude / "settings.json").write_text(json.dumps({
+            "enabledPlugins": {"lamar@lamar": True}, "pluginConfigs": {"lamar@lamar": {"options": options}}}))
+        assert lamar(env, repo, "status").returncode == 4  # enabled, the same copy fails status
 
 def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """With the plugin installed and no settings entries, a bare `status` showed ~/.lamar/experience.json,
