@@ -93,19 +93,33 @@ def keep_out_of_git(path: Path) -> str:
     return f"{exclude}: lists /{relative}, so git never commits it"
 
 
-def let_into_git(path: Path) -> str:
+def let_into_git(path: Path, *, older: bool = False) -> str:
     """Take out of `.git/info/exclude` the line `keep_out_of_git` added for `path` (marked by EXCLUDED_BY);
-    returns what was done ("" when there is no such line)."""
-    block = f"{EXCLUDED_BY}\n/{path.parent.name}/{path.name}\n".encode()
+    with `older` (uninstall has just deleted the file), also the unmarked line of installs before the mark,
+    in its exact shape. Returns what was done ("" when there is no such line)."""
+    line = f"/{path.parent.name}/{path.name}\n".encode()
     try:
         exclude = _exclude_file(str(path.parent.parent))
         text = exclude.read_bytes()
-        if block not in text:
+        kept = text.replace(EXCLUDED_BY.encode() + b"\n" + line, b"")
+        if kept == text and older:
+            kept = _without_last(text, line)
+        if kept == text:
             return ""
-        write_atomically(exclude, text.replace(block, b""), mode=_mode_of(exclude))
+        write_atomically(exclude, kept, mode=_mode_of(exclude))
     except (OSError, subprocess.SubprocessError):
         return ""
     return f"{exclude}: no longer lists /{path.parent.name}/{path.name}"
+
+
+def _without_last(text: bytes, line: bytes) -> bytes:
+    """`text` without its last line that is exactly `line`: what installs before EXCLUDED_BY appended, once, at
+    the end. Any other shape (no leading slash, a pattern, a comment beside it) is a user's and stays."""
+    lines = text.splitlines(keepends=True)
+    for at in range(len(lines) - 1, -1, -1):
+        if lines[at] in (line, line.rstrip(b"\n")):  # the last line of a file may have lost its newline
+            return b"".join(lines[:at] + lines[at + 1:])
+    return text
 
 
 def _exclude_file(folder: str) -> Path:

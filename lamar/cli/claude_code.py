@@ -169,8 +169,9 @@ def cmd_install(args: argparse.Namespace) -> int:
 def cmd_uninstall(args: argparse.Namespace) -> int:
     settings = _integration()
     path = _settings_file(args)
+    had = path.exists()  # deleted now, it held Lamar's hooks alone: an older install's unmarked line is Lamar's
     _write(settings, path, lambda: settings.uninstall(path), "no Lamar hooks to remove")
-    if path.name == settings.FILES["local"] and not path.exists() and (done := settings.let_into_git(path)):
+    if path.name == settings.FILES["local"] and not path.exists() and (done := settings.let_into_git(path, older=had)):
         print(done)  # the file is gone: the line install added for it goes too
     plugin_still_on(path.parent.parent)
     return 0

@@ -269,6 +269,27 @@ def test_uninstall_removes_the_file_and_the_exclude_line_install_made(repo: Path
     assert "/.claude/settings.local.json" in exclude.read_text() and git(repo, "status", "--porcelain") == ""
 
 
+
+def test_uninstall_removes_the_unmarked_exclude_line_of_an_older_install(repo: Path, env: dict[str, str],
+                                                                         tmp_path: Path) -> None:
+    """Installs before the marking comment wrote `/.claude/settings.local.json` alone; uninstall kept it for good.
+    Only that exact shape goes: a line a user wrote otherwise stays."""
+    from lamar_claude_code.settings import EXCLUDED_BY
+
+    exclude = repo / ".git" / "info" / "exclude"
+    mine = b"*.log\n.claude/settings.local.json\n/.claude/settings.local.json.bak\n"
+    assert lamar(env, repo, "install", "--store", str(tmp_path / "mine.db")).returncode == 0
+    ours = f"{EXCLUDED_BY}\n/.claude/settings.local.json\n".encode()
+    before = exclude.read_bytes().replace(ours, b"")
+    exclude.write_bytes(before + b"/.claude/settings.local.json\n" + mine)  # as an older install left it, then yours
+    undone = lamar(env, repo, "uninstall")
+    assert undone.returncode == 0 and f"{exclude}: no longer lists /.claude/settings.local.json" in undone.stdout
+    assert exclude.read_bytes() == before + mine, exclude.read_text()
+    # With no hooks of Lamar's removed, the same line is no evidence of an install: it may be yours, and stays.
+    exclude.write_bytes(before + mine + b"/.claude/settings.local.json\n")
+    again = lamar(env, repo, "uninstall")
+    assert again.returncode == 0 and exclude.read_bytes() == before + mine + b"/.claude/settings.local.json\n"
+
 def test_install_puts_its_exclude_line_on_a_line_of_its_own(repo: Path, env: dict[str, str]) -> None:
     # An exclude file edited by hand may end without a newline: the line appended ran into its last line.
     exclude = repo / ".git" / "info" / "exclude"
