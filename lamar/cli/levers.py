@@ -210,10 +210,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
         lam.report(args.episode, signal, replace=args.replace)
-    except DuplicateReport:
-        earlier = lam.episode(args.episode)
-        raise UsageError(f"episode {args.episode} was already reported ({earlier.signal or earlier.reward}); "
-                         "pass --replace to replace that outcome") from None
+    except DuplicateReport as exc:
+        if not exc.advice:  # final (a checkpoint sealed it): --replace is refused the same way
+            raise
+        import shlex
+
+        raise UsageError(f"{str(exc).removesuffix(exc.advice)}; to replace that outcome: lamar report "
+                         f"{shlex.quote(args.episode)} {shlex.quote(args.signal)} --replace") from None
     finally:
         lam.close()
     label = signal.value if isinstance(signal, Signal) else f"reward {signal:+.2f}"

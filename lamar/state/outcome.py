@@ -31,14 +31,14 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
         raise unknown_episode(episode_id, log.store.location)
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
-    if episode.reports and not replace:
-        raise advised(DuplicateReport, f"episode {episode_id} was already reported "
-                      f"({episode.signal or episode.reward})", REPLACE_ADVICE)
-    if episode.sealed:
+    if episode.sealed:  # before the advice to replace it, which would be refused the same way
         raise DuplicateReport(
             f"episode {episode_id}'s outcome ({episode.signal or episode.reward}) is final: it "
             "was folded into a checkpoint when the store was compacted, so it cannot be replaced"
         )
+    if episode.reports and not replace:
+        raise advised(DuplicateReport, f"episode {episode_id} was already reported "
+                      f"({episode.signal or episode.reward})", REPLACE_ADVICE)
     key = f"outcome:{episode_id}" + (f":{episode.reports}" if episode.reports else "")
     data = {"episode": episode_id, "reward": reward, "signal": signal, "replace": bool(episode.reports)}
     try:

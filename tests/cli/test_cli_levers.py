@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lamar import Lamar, Status
+from lamar import Lamar, Signal, Status
 from lamar.store import open_store
 
 
@@ -181,3 +181,21 @@ def test_add_from_a_rules_file_names_import_rules(run_cli, sqlite_store, tmp_pat
     assert f"lamar import-rules --file {tmp_path / 'CLAUDE.md'}" in out.stderr, out.stderr
     other = run_cli("add", "--from", tmp_path / "notes.md", "--store", sqlite_store)
     assert other.returncode == 1 and "import-rules" not in other.stderr, other.stderr
+
+
+def test_a_duplicate_report_gives_the_command_that_replaces_it_and_a_final_one_none(run_cli, tmp_path):
+    # The CLI said "pass --replace" to every refusal, also of an outcome a checkpoint made final,
+    # where --replace fails the same way (and the user had passed it).
+    path = tmp_path / "sealed.json"
+    lam = Lamar(str(path))
+    episode = lam.recall({}).episode_id
+    lam.report(episode, Signal.SHIPPED)
+    again = run_cli("report", episode, "reverted", "--store", path)
+    assert again.returncode == 1, again.stderr
+    assert again.stderr.strip() == (f"lamar: error: episode {episode} was already reported (shipped); to replace "
+                                    f"that outcome: lamar report {episode} reverted --replace")
+    assert lam.checkpoint() is True
+    lam.close()
+    for extra in ((), ("--replace",)):
+        final = run_cli("report", episode, "reverted", *extra, "--store", path)
+        assert final.returncode == 1 and "is final" in final.stderr and "--replace" not in final.stderr, final.stderr
