@@ -258,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     sleep.add_argument("--max-model-calls", type=_positive, metavar="N",
                        help="the most model calls mining may make; traces that need more make none and "
                             "the mining error says how many they need (default: no limit)")
-    sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply (- for stdout)")
+    sleep.add_argument("-o", "--out", metavar="REPORT.json",
+                       help="save the report here, for review and apply (- for stdout)")
     _force_option(sleep)
 
     review = command("review", "approve or reject each proposal of a sleep report, on stdin", cmd_review)
@@ -274,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = command("export", "copy every event of the store into another store (any backend)", cmd_export,
                      json=True)
-    export.add_argument("--out", required=True, metavar="FILE", help="a .json, .db or postgresql:// target")
+    export.add_argument("-o", "--out", required=True, metavar="FILE", help="a .json, .db or postgresql:// target")
     export.add_argument("--append", action="store_true", help="allow a target that already holds events")
     _force_option(export, "replace --out when it is a file Lamar did not write (a store is never replaced: "
                   "see --append)")
@@ -285,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
-    html.add_argument("--out", required=True, metavar="FILE.html", help="the page to write (- for stdout)")
+    html.add_argument("-o", "--out", required=True, metavar="FILE.html", help="the page to write (- for stdout)")
     _force_option(html)
 
     ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)

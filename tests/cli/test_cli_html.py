@@ -157,3 +157,14 @@ def test_html_out_dash_writes_the_page_to_stdout(lamar_cli, store, tmp_path):
     assert out.stderr == ""
     named = lamar_cli("html", "--store", store, "--out", "./-")  # a file called "-", spelt as a path
     assert named.returncode == 0 and (tmp_path / "-").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_every_out_option_takes_its_short_form(run_cli, tmp_path):
+    # `lamar html -o f.html` answered only "the following arguments are required: --out".
+    path = tmp_path / "s.json"
+    assert run_cli("add", "--create", "--store", path, "--precondition", "p", "--action", "a").returncode == 0
+    for command, target in (("html", "p.html"), ("export", "copy.json"), ("sleep", "report.json")):
+        out = run_cli(command, "--store", path, "-o", tmp_path / target)
+        assert out.returncode == 0, (command, out.stderr)
+        assert (tmp_path / target).stat().st_size > 0, command
+        assert "-o FILE" in run_cli(command, "--help").stdout.replace(".html", "").replace("REPORT.json", "FILE")
