@@ -23,6 +23,7 @@ from lamar.sleep.options import check_model, known
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
 from lamar_langgraph.review import DECISION_TYPE, ReviewDecision, first_decision, read_decision
+from lamar_langgraph.warned import held_back
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ class SleepState(TypedDict, total=False):
         decision: the reviewer's `ReviewDecision` as JSON (approvals, reasons for rejections, reviewer).
         applied: the report's proposal ids the store holds as applied, whoever applied them.
         skipped: ``[proposal id, reason]`` pairs: approved proposals apply refused (stale, refused).
+        held_back: ``[proposal id, warning]`` pairs: approved warned candidates the review did not
+            name by id (an "all", or approvals set with no review step), left out of apply.
         overtaken: "" or why this resume's decision is not the one carried out: another reviewer
             resumed the same review and decided first (`approved` and `decision` are then theirs),
             or the store holds as applied what the decision did not approve.
@@ -54,6 +57,7 @@ class SleepState(TypedDict, total=False):
     decision: dict[str, Any]
     applied: list[str]
     skipped: list[list[str]]
+    held_back: list[list[str]]
     overtaken: str
 
 
@@ -106,7 +110,9 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         done = set(_held_applied(lamar, report))
         if done:
             report = dataclasses.replace(report, proposals=[p for p in report.proposals if p.id not in done])
-        return {"report": plain_json(report.to_dict()), "approved": [], "applied": [], "skipped": [], "overtaken": ""}
+        # A thread run again starts with no decision: an earlier night's must not confirm tonight's candidates.
+        return {"report": plain_json(report.to_dict()), "approved": [], "decision": {}, "applied": [], "skipped": [],
+                "held_back": [], "overtaken": ""}
 
     def review(state: SleepState) -> dict[str, Any]:
         report = state["report"]
@@ -128,17 +134,20 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         # applied another decision. The store says what is applied, whoever applied it.
         report, approved = SleepReport.from_dict(state["report"]), state.get("approved") or []
         skipped: list[list[str]] = []
+        warned: list[list[str]] = []
         if approved and not _overtaken(_held_applied(lamar, report), approved):
-            result = lamar.apply(report, only=approved)
-            skipped = [[pid, why] for pid, why in result.skipped if result.codes.get(pid) != "applied"]
+            warned = held_back(lamar, report, approved, state.get("decision"))
+            if chosen := [pid for pid in approved if pid not in {pair[0] for pair in warned}]:
+                result = lamar.apply(report, only=chosen)
+                skipped = [[pid, why] for pid, why in result.skipped if result.codes.get(pid) != "applied"]
         held = _held_applied(lamar, report)
         if not (others := _overtaken(held, approved)):
-            return {"applied": held, "skipped": skipped, "overtaken": state.get("overtaken", "")}
+            return {"applied": held, "skipped": skipped, "held_back": warned, "overtaken": state.get("overtaken", "")}
         why = (f"another reviewer decided first: the store holds {', '.join(others)} of this report as applied, "
                f"which this decision did not approve; state['applied'] says what the store holds, and "
                f"nothing of this decision was applied unless it is listed there")
         log.warning("Lamar's sleep review: %s", why)
-        return {"applied": held, "skipped": skipped, "overtaken": why}
+        return {"applied": held, "skipped": skipped, "held_back": warned, "overtaken": why}
 
     async def asleep(state: SleepState) -> dict[str, Any]:
         return await in_thread(sleep, state)
