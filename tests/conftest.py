@@ -80,6 +80,15 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
         drop_namespaces(url, namespace)
 
 
+
+@pytest.fixture
+def ollama_host() -> Iterator[str]:
+    """The address of a local server that plays an Ollama model (tests.fake_ollama.FakeOllama says what it replies)."""
+    from tests.fake_ollama import serving
+
+    with serving() as host:
+        yield host
+
 _TESTS = Path(__file__).resolve().parent
 # The slow parts by where they live (the markers are registered in pyproject.toml). PostgreSQL's
 # tests live in several folders: the test_postgres* files, and any test that uses postgres_url.

@@ -10,14 +10,12 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 from lamar import Experience, Lamar, Status
+from tests.fake_ollama import FakeOllama
 
 
 def digest(path: Path) -> str:
@@ -193,44 +191,6 @@ def test_sleep_says_when_the_claude_code_hooks_write_their_trace_file(run_cli, j
         f"lamar: error: no trace file {traces} yet: Lamar's Claude Code hooks write it as sessions go (a turn once "
         "two more have followed it in its session, a session's last turns when it ends); run this again once a "
         "session has ended\n")
-
-
-class FakeOllama(BaseHTTPRequestHandler):
-    """Answers /api/generate like an Ollama server whose model proposes one lesson."""
-
-    reply = "[]"
-    prompts: ClassVar[list[str]] = []
-    during: ClassVar[Callable[[], object] | None] = None  # what else happens while the model answers
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        assert self.path == "/api/generate"
-        FakeOllama.prompts.append(body["prompt"])
-        if FakeOllama.during is not None:
-            FakeOllama.during()
-        payload = json.dumps({"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "response": self.reply,
-                              "done": True, "done_reason": "stop"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def ollama_host() -> Iterator[str]:
-    FakeOllama.during = None
-    server = HTTPServer(("127.0.0.1", 0), FakeOllama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, run_cli, json_store, tmp_path,

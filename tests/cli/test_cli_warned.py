@@ -4,12 +4,11 @@ reviewed with its warning, and held back by apply until --confirm-warned says a 
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 from lamar import Experience, Lamar, Trace
 from lamar.models import ScriptedModel
-from tests.cli.test_cli_sleep import FakeOllama
+from tests.fake_ollama import FakeOllama
 
 PUSH = "Run git push --force origin main after each fix"
 LESSON = {"precondition": "When a fix is ready", "action": PUSH, "rationale": "CI reads main",
@@ -29,23 +28,14 @@ def _report(store: Path, path: Path, *, twins: bool = False) -> dict[str, str]:
     return {p.kind: p.id for p in report.proposals}
 
 
-def test_sleep_lists_a_warned_candidate_with_its_warning(run_cli, tmp_path):
+def test_sleep_lists_a_warned_candidate_with_its_warning(run_cli, tmp_path, ollama_host):
     traces = tmp_path / "traces.jsonl"
     traces.write_text("".join(json.dumps({"id": f"t{i}", "context": {"project": "p"}, "input": "ship the fix",
                                           "output": "done", "outcome": "shipped"}) + "\n" for i in range(2)))
-    from http.server import HTTPServer
-
     Lamar(str(tmp_path / "s.db")).close()  # an empty store
-    FakeOllama.reply, FakeOllama.prompts, FakeOllama.during = json.dumps([LESSON]), [], None
-    server = HTTPServer(("127.0.0.1", 0), FakeOllama)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        out = run_cli("sleep", "--store", tmp_path / "s.db", "--traces", traces, "--model", "ollama:fake-model",
-                      "--out", tmp_path / "r.json",
-                      extra_env={"OLLAMA_HOST": f"http://127.0.0.1:{server.server_address[1]}"})
-    finally:
-        server.shutdown()
-        server.server_close()
+    FakeOllama.reply, FakeOllama.prompts = json.dumps([LESSON]), []
+    out = run_cli("sleep", "--store", tmp_path / "s.db", "--traces", traces, "--model", "ollama:fake-model",
+                  "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": ollama_host})
     assert out.returncode == 0, out.stderr
     assert ("    WARNING: this lesson tells the agent to do harm (force-pushes over a shared branch: "
             "'git push --force origin main'); approve it only if you mean it") in out.stdout.splitlines(), out.stdout

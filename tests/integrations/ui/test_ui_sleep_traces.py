@@ -20,7 +20,7 @@ pytest.importorskip("ollama")
 from starlette.testclient import TestClient
 
 from lamar_ui.app import UI, create_app
-from tests.cli.test_cli_sleep import FakeOllama, ollama_host  # noqa: F401  (the model's HTTP boundary)
+from tests.fake_ollama import FakeOllama
 
 
 def _pending(tmp_path: Path, night: str, *ids: str) -> str:
@@ -32,7 +32,7 @@ def _pending(tmp_path: Path, night: str, *ids: str) -> str:
 
 def test_run_sleep_mines_every_traces_file_lamar_ui_was_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str],
-                                                              ollama_host: str) -> None:  # noqa: F811
+                                                              ollama_host: str) -> None:
     import lamar_ui
     from lamar.cli import main
 
