@@ -10,22 +10,13 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from lamar import Experience, Lamar, Scope, Trace
+from lamar import Trace
 from lamar.cancel import Cancelled, in_thread, stopped_by
+from tests.twins import TRACE_ROWS, openai_model, twins
 
 pytest.importorskip("openai", reason="the openai extra is not installed")
-from lamar.models.openai import OpenAIModel
 
-TRACES = [Trace(f"t{i}", {"project": "demo"}, time=float(i), input="the build broke " + "x" * 1_400,
-                tool_errors=["module map is stale"], outcome="reverted") for i in range(6)]
-
-
-def twins(store: Path) -> Lamar:
-    """A store where sleep proposes a merge, which apply would write."""
-    lam = Lamar(str(store))
-    lam.add(Experience("tests are flaky", "rerun the failing test once", scope=Scope(project="demo")))
-    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=Scope(project="demo")))
-    return lam
+TRACES = [Trace.from_dict(row) for row in TRACE_ROWS]
 
 
 def test_a_cancelled_sleep_calls_the_model_no_more_and_nothing_is_applied(tmp_path: Path) -> None:
@@ -38,8 +29,7 @@ def test_a_cancelled_sleep_calls_the_model_no_more_and_nothing_is_applied(tmp_pa
         release.wait(10)  # the first batch's answer is slow; the caller gives up meanwhile
         return httpx2.Response(500, json={"error": {"message": "overloaded", "type": "server_error"}})
 
-    client = httpx2.Client(transport=httpx2.MockTransport(answer))
-    model = OpenAIModel("gpt-test", api="chat", api_key="sk-test", http_client=client, max_retries=2)
+    model = openai_model(answer)
     lam = twins(tmp_path / "lessons.db")
     before = len(lam.store.read())
     ended: list[BaseException] = []
