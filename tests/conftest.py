@@ -63,6 +63,15 @@ def postgres_url() -> str:
     return POSTGRES_URL
 
 
+@pytest.fixture
+def pg_role(postgres_url: str) -> Iterator[str]:
+    """A PostgreSQL role of the test's own, which owns a schema of the same name (tests/pg_role.py)."""
+    from tests.pg_role import own_role
+
+    with own_role(postgres_url) as name:
+        yield name
+
+
 @pytest.fixture(params=["sqlite", "json", "postgres-log", "postgres-fold"])
 def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """Where a store lives, once per backend a process can share with others: a SQLite file, a

@@ -5,8 +5,6 @@ the timeout is raised."""
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -14,44 +12,23 @@ import pytest
 from lamar import Lamar, StoreError
 from lamar.store import Event
 from lamar.store.postgres import PostgresStore
+from tests.pg_role import set_timeout
 from tests.store.test_postgres import namespace_url
 
 _SAID = r"refused to set up a new one \(canceling statement due to statement timeout\).*nothing of this call was kept"
 _FIX = r"raise it for the role \(ALTER ROLE name SET statement_timeout"
 
 
-@pytest.fixture
-def role(postgres_url: str) -> Iterator[str]:
-    """A role of its own, which owns a schema of its own (its tables go there)."""
-    name = f"pgtimeout_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {name} LOGIN")
-        conn.execute(f"CREATE SCHEMA {name} AUTHORIZATION {name}")
-    yield name
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,))
-        conn.execute(f"DROP SCHEMA {name} CASCADE")
-        conn.execute(f"DROP OWNED BY {name}")
-        conn.execute(f"DROP ROLE {name}")
-
-
-def _set_timeout(postgres_url: str, role: str, setting: str) -> None:
-    """Set the role's statement_timeout, and end its sessions: the store's next connections have it."""
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f"ALTER ROLE {role} {setting}")
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
-
-
 @pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
 def test_a_statement_timeout_too_short_for_the_set_up_fails_each_call_at_once(
-        postgres_url: str, role: str, fold: str) -> None:
+        postgres_url: str, pg_role: str, fold: str) -> None:
     """Each call fails well within one wait of the pool's `timeout`, rather than waiting it out (twice:
     for a connection, then again as a lost one) while the pool retries the set-up in the background."""
-    base = postgres_url.replace("postgres@", f"{role}@", 1)
-    url = namespace_url(base, "pgtimeout", lamar_fold=fold, options=f"-c search_path={role}")
+    base = postgres_url.replace("postgres@", f"{pg_role}@", 1)
+    url = namespace_url(base, "pgtimeout", lamar_fold=fold, options=f"-c search_path={pg_role}")
     store = PostgresStore(url, timeout=30)
     store.append([Event("status", {"id": "a", "status": "active"})])
-    _set_timeout(postgres_url, role, "SET statement_timeout = 1")
+    set_timeout(postgres_url, pg_role, "SET statement_timeout = 1")
     append = lambda: store.append([Event("status", {"id": "b", "status": "active"})])
     read = lambda: store.connections.run(lambda conn: conn.execute("SELECT 1"))  # read() may answer from its cache
     for call in (append, read, append):
@@ -63,7 +40,7 @@ def test_a_statement_timeout_too_short_for_the_set_up_fails_each_call_at_once(
         assert "lost the connection" not in str(raised.value)
     with pytest.raises(StoreError, match=_FIX):
         Lamar(store).stats()
-    _set_timeout(postgres_url, role, "RESET statement_timeout")
+    set_timeout(postgres_url, pg_role, "RESET statement_timeout")
     deadline = time.monotonic() + 60
     while True:  # the pool sets up a connection again on its own, without the store being reopened
         try:
@@ -76,25 +53,25 @@ def test_a_statement_timeout_too_short_for_the_set_up_fails_each_call_at_once(
     store.close()
 
 
-def test_a_statement_timeout_too_short_for_the_migration_says_what_to_do(postgres_url: str, role: str) -> None:
+def test_a_statement_timeout_too_short_for_the_migration_says_what_to_do(postgres_url: str, pg_role: str) -> None:
     """The first open creates the tables, which takes longer than a statement_timeout of 1 ms."""
-    base = postgres_url.replace("postgres@", f"{role}@", 1)
-    url = namespace_url(base, "pgtimeout", options=f"-c search_path={role} -c statement_timeout=1")
+    base = postgres_url.replace("postgres@", f"{pg_role}@", 1)
+    url = namespace_url(base, "pgtimeout", options=f"-c search_path={pg_role} -c statement_timeout=1")
     with pytest.raises(StoreError, match=f"cannot open .*statement timeout; .*{_FIX}"):
         PostgresStore(url)
 
 
-def test_a_busy_pool_after_a_refused_set_up_waits_for_its_own_connection(postgres_url: str, role: str) -> None:
+def test_a_busy_pool_after_a_refused_set_up_waits_for_its_own_connection(postgres_url: str, pg_role: str) -> None:
     """Connections set up before the timeout was lowered still work: a call that finds them busy while
     the pool's new set-up is refused waits for one, as for any busy pool, rather than failing on it."""
     import threading
 
-    base = postgres_url.replace("postgres@", f"{role}@", 1)
-    url = namespace_url(base, "pgtimeout", options=f"-c search_path={role}")
+    base = postgres_url.replace("postgres@", f"{pg_role}@", 1)
+    url = namespace_url(base, "pgtimeout", options=f"-c search_path={pg_role}")
     store = PostgresStore(url, timeout=30, pool_size=8)
     store.append([Event("status", {"id": "a", "status": "active"})])
     with psycopg.connect(postgres_url, autocommit=True) as conn:  # new sessions only: the pool's keep 0
-        conn.execute(f"ALTER ROLE {role} SET statement_timeout = 1")
+        conn.execute(f"ALTER ROLE {pg_role} SET statement_timeout = 1")
     held, release = threading.Semaphore(0), threading.Event()
 
     def hold(conn: psycopg.Connection) -> None:

@@ -7,20 +7,20 @@ import json
 from pathlib import Path
 
 from lamar import Experience, Lamar, Scope
+from tests.pg_role import set_timeout
 from tests.store.test_postgres import namespace_url
-from tests.store.test_postgres_setup import _set_timeout, role  # noqa: F401 - the fixture
 
 from .conftest import Hook, payload
 
 
 def test_a_hook_fails_open_on_a_statement_timeout_too_short_and_says_why_next_session(
-        postgres_url: str, role: str, env: dict[str, str], repo: Path) -> None:  # noqa: F811
-    base = postgres_url.replace("postgres@", f"{role}@", 1)
-    url = namespace_url(base, "pgtimeout", options=f"-c search_path={role}")
+        postgres_url: str, pg_role: str, env: dict[str, str], repo: Path) -> None:
+    base = postgres_url.replace("postgres@", f"{pg_role}@", 1)
+    url = namespace_url(base, "pgtimeout", options=f"-c search_path={pg_role}")
     lam = Lamar(url)
     lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
     lam.close()
-    _set_timeout(postgres_url, role, "SET statement_timeout = 1")
+    set_timeout(postgres_url, pg_role, "SET statement_timeout = 1")
     hook = Hook(url, env)  # type: ignore[arg-type]
     # The open's migration check or the pool's set-up of a connection: the timeout cancels one of them.
     quiet = (0, b"", b"")
