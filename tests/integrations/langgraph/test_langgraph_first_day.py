@@ -33,9 +33,10 @@ def lam(tmp_path: Path) -> Any:
     engine.close()
 
 
-def _graph(lam: Lamar, schema: Any, middle: Any) -> StateGraph[Any]:
+def _graph(lam: Lamar, schema: Any, middle: Any, context: Any = None) -> StateGraph[Any]:
+    """recall -> middle -> report, the layout of the docs' first example."""
     graph: StateGraph[Any] = StateGraph(schema)
-    graph.add_node("recall", recall_node(lam))
+    graph.add_node("recall", recall_node(lam, context=context))
     graph.add_node("middle", middle)
     graph.add_node("report", report_node(lam))
     graph.add_edge(START, "recall")
@@ -234,15 +235,8 @@ def _said(seen: list[warnings.WarningMessage]) -> list[str]:
 def test_a_schema_without_any_of_lamars_keys_is_told_so_in_a_checkpointed_thread(lam: Lamar) -> None:
     # Without lamar_outcome in the schema the report node sees no outcome, so the warning above never
     # came: every turn's episode stayed pending and the model got no lessons, without a word.
-    graph: StateGraph[Any] = StateGraph(Plain)
-    graph.add_node("recall", recall_node(lam, context=CONTEXT))
-    graph.add_node("middle", lambda state: {"lamar_outcome": "shipped"})
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "middle")
-    graph.add_edge("middle", "report")
-    graph.add_edge("report", END)
-    app = graph.compile(checkpointer=InMemorySaver())
+    judged = _graph(lam, Plain, lambda state: {"lamar_outcome": "shipped"}, context=CONTEXT)
+    app = judged.compile(checkpointer=InMemorySaver())
     told = []
     for thread, turn in (("plain", "it broke"), ("plain", "it broke again"), ("other", "it broke")):
         with warnings.catch_warnings(record=True) as seen:
@@ -275,14 +269,7 @@ def test_a_thread_with_lamar_state_is_not_told_so_whatever_the_layout(lam: Lamar
 def test_a_subgraph_that_recalls_and_reports_inside_a_parent_without_lamar_state_is_not_told_so(
         lam: Lamar) -> None:
     # The subgraph's own state holds the keys for its run; its parent need not keep them across turns.
-    inner: StateGraph[Any] = StateGraph(State)
-    inner.add_node("recall", recall_node(lam, context=CONTEXT))
-    inner.add_node("middle", lambda state: {"lamar_outcome": "shipped"})
-    inner.add_node("report", report_node(lam))
-    inner.add_edge(START, "recall")
-    inner.add_edge("recall", "middle")
-    inner.add_edge("middle", "report")
-    inner.add_edge("report", END)
+    inner = _graph(lam, State, lambda state: {"lamar_outcome": "shipped"}, context=CONTEXT)
     outer: StateGraph[Any] = StateGraph(Plain)
     outer.add_node("worker", inner.compile())
     outer.add_edge(START, "worker")
@@ -299,15 +286,8 @@ def test_an_outcome_sent_with_the_next_message_past_a_recall_first_graph_is_told
     # The natural "that broke it" on the next message, in the layout of the docs' first example
     # (recall -> agent -> report): the new turn's recall cleared the outcome before the report node
     # ran, and both turns' episodes stayed pending without a word.
-    graph: StateGraph[Any] = StateGraph(State)
-    graph.add_node("recall", recall_node(lam, context=CONTEXT))
-    graph.add_node("agent", lambda state: {"messages": [("ai", "done")]})
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", "report")
-    graph.add_edge("report", END)
-    app = graph.compile(checkpointer=InMemorySaver())
+    agent = lambda state: {"messages": [("ai", "done")]}
+    app = _graph(lam, State, agent, context=CONTEXT).compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "next"}}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
