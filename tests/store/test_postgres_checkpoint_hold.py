@@ -4,7 +4,6 @@ state's save."""
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -12,8 +11,8 @@ from typing import Any
 import pytest
 
 from lamar import Experience, Lamar, Scope
-from lamar.store.postgres import locks
 from tests.state.seam import folded
+from tests.store.held_lock import watch_exclusive
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 from tests.store.test_postgres_replace import _folds_of
 
@@ -35,20 +34,8 @@ def test_a_checkpoint_resumed_from_a_saved_state_folds_and_saves_outside_the_loc
         lam.report(lam.recall({"project": f"p{rng.randrange(2)}"}).episode_id, rng.choice([1.0, -1.0]))
     want = lam.stats()  # folds the log: the engine, which wrote, saves its state at close
     lam.close()
-    held: list[bool] = [False]
     during: list[str] = []
-    exclusive = locks.exclusive
-
-    @contextlib.contextmanager
-    def watched(db: Any) -> Iterator[None]:
-        with exclusive(db):
-            held[0] = True
-            try:
-                yield
-            finally:
-                held[0] = False
-
-    monkeypatch.setattr(locks, "exclusive", watched)
+    held = watch_exclusive(monkeypatch)
     checkpointer = Lamar(url, k=2, seed=1)
     seqs = _folds_of(folded(checkpointer).cache)
     fold = folded(checkpointer).cache.fold

@@ -4,32 +4,23 @@ would seal) has the snapshot built again under the lock. Either way the log fold
 
 from __future__ import annotations
 
-import contextlib
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from lamar import Experience, Lamar, Scope
-from lamar.store.postgres import locks
 from tests.state.seam import folded
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+from tests.store.held_lock import watch_exclusive
 
 
 @pytest.fixture
-def url(postgres_url: str) -> Iterator[str]:
-    namespace = unique_namespace("pgstate-prebuilt")
-    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
-    drop_namespaces(postgres_url, namespace)
-
-
-@pytest.fixture
-def reported(url: str) -> list[str]:
+def reported(fold_url: str) -> list[str]:
     """6 lessons and 200 reported episodes, whose state a `stats()` saved; the episodes' ids."""
     ids = []
-    with Lamar(url, k=2, seed=1) as lam:
+    with Lamar(fold_url, k=2, seed=1) as lam:
         for i in range(6):
             lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project=f"p{i % 2}"), id=f"L{i}"))
         rng = random.Random(1)
@@ -43,25 +34,13 @@ def reported(url: str) -> list[str]:
 def checkpoint_with(url: str, monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[], None]) -> tuple[Lamar, int]:
     """A new engine's checkpoint, `meanwhile` run (by another engine) just before it takes the lock; the
     engine and the snapshots it built under the lock."""
-    exclusive, snapshot_of = locks.exclusive, sys.modules["lamar.state.snapshot"].snapshot_of
-    held, built, first = [False], [0], [meanwhile]
-
-    @contextlib.contextmanager
-    def watched(db: Any) -> Iterator[None]:
-        if first:
-            first.pop()()  # once: the writer's replacement takes the lock too
-        with exclusive(db):
-            held[0] = True
-            try:
-                yield
-            finally:
-                held[0] = False
+    snapshot_of, built = sys.modules["lamar.state.snapshot"].snapshot_of, [0]
+    held = watch_exclusive(monkeypatch, meanwhile)  # once: the writer's replacement takes the lock too
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         built[0] += held[0]
         return snapshot_of(*args, **kwargs)
 
-    monkeypatch.setattr(locks, "exclusive", watched)
     for module in [m for name, m in sys.modules.items() if name.startswith("lamar.state.")]:
         if getattr(module, "snapshot_of", None) is snapshot_of:
             monkeypatch.setattr(module, "snapshot_of", counted)
@@ -84,8 +63,8 @@ def folds_alike(checkpointer: Lamar, url: str) -> None:
 
 
 def test_episodes_written_between_the_build_and_the_lock_stay_after_the_snapshot(
-        url: str, reported: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    writer = Lamar(url, k=2, seed=2)
+        fold_url: str, reported: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = Lamar(fold_url, k=2, seed=2)
     pending = [writer.recall({"project": "p0"}).episode_id]  # recalled before the build, reported after it
     late: list[str] = []
 
@@ -95,29 +74,29 @@ def test_episodes_written_between_the_build_and_the_lock_stay_after_the_snapshot
             late.append(writer.recall({"project": "p1"}).episode_id)
         writer.report(late[0], -1.0)
 
-    checkpointer, built = checkpoint_with(url, monkeypatch, write)
+    checkpointer, built = checkpoint_with(fold_url, monkeypatch, write)
     assert built == 0  # the lock was held for the rewrite, not for the snapshot's build
     log = checkpointer.store.read(0)
     assert log[0].kind == "snapshot" and [e.kind for e in log[1:]] == ["outcome", "episode", "episode", "episode",
                                                                           "outcome"]
-    folds_alike(checkpointer, url)
+    folds_alike(checkpointer, fold_url)
     # An episode the snapshot held unreported takes its report once; one written after it, a replacement.
     writer.report(late[0], 1.0, replace=True)
     assert writer.stats() == checkpointer.stats()
-    folds_alike(checkpointer, url)
+    folds_alike(checkpointer, fold_url)
     writer.close()
     checkpointer.close()
 
 
 def test_a_replacement_between_the_build_and_the_lock_has_the_snapshot_built_again(
-        url: str, reported: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        fold_url: str, reported: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # The snapshot built before it seals the outcome replaced: left in front of the replacement, it would
     # make every process that folds the log refuse a replacement the lesson rows counted.
-    writer = Lamar(url, k=2, seed=2)
-    checkpointer, built = checkpoint_with(url, monkeypatch, lambda: writer.report(reported[-1], 0.5, replace=True))
+    writer = Lamar(fold_url, k=2, seed=2)
+    checkpointer, built = checkpoint_with(fold_url, monkeypatch, lambda: writer.report(reported[-1], 0.5, replace=True))
     assert built == 1
     assert [e.kind for e in checkpointer.store.read(0)] == ["snapshot"]
     assert checkpointer.episode(reported[-1]).reward == 0.5
-    folds_alike(checkpointer, url)
+    folds_alike(checkpointer, fold_url)
     writer.close()
     checkpointer.close()
