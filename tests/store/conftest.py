@@ -16,3 +16,19 @@ def fold_url(postgres_url: str) -> Iterator[str]:
     namespace = unique_namespace("fold")
     yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
     drop_namespaces(postgres_url, namespace)
+
+
+@pytest.fixture
+def counted_folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of events every `FoldCache` of this process folded (the real fold, counted)."""
+    from lamar.state.cache import FoldCache
+
+    folds = [0]
+    fold = FoldCache.fold
+
+    def counting(self: FoldCache, *args: object, **kwargs: object) -> None:
+        folds[0] += 1
+        fold(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FoldCache, "fold", counting)
+    return folds

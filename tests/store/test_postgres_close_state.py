@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from lamar import Experience, Lamar, Scope, Signal
-from lamar.state.cache import FoldCache
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
@@ -18,20 +17,6 @@ def url(request: pytest.FixtureRequest, postgres_url: str) -> Iterator[str]:
     namespace = unique_namespace("pgstate-close")
     yield namespace_url(postgres_url, namespace, lamar_fold=request.param)
     drop_namespaces(postgres_url, namespace)
-
-
-@pytest.fixture
-def folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The number of events every `FoldCache` of this process folded (the real fold, counted)."""
-    count = [0]
-    fold = FoldCache.fold
-
-    def counting(self: FoldCache, *args: object, **kwargs: object) -> None:
-        count[0] += 1
-        fold(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(FoldCache, "fold", counting)
-    return count
 
 
 def work(url: str, episodes: int, seed: int, then: Callable[[Lamar], object] = lambda lam: None) -> None:
@@ -60,20 +45,20 @@ def saved(url: str) -> str:
     return url
 
 
-def test_a_writer_that_folded_then_wrote_leaves_its_writes_in_the_state(saved: str, folds: list[int]) -> None:
+def test_a_writer_that_folded_then_wrote_leaves_its_writes_in_the_state(saved: str, counted_folds: list[int]) -> None:
     # The fold mode folds the log only for a call that needs it: the episodes written after that
     # call were not folded at close, and the next process folded all 368 of their events.
     with Lamar(saved, k=1, seed=2) as lam:
         lam.stats()
         for _ in range(184):
             lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
-    assert next_open(saved, folds) == 0
+    assert next_open(saved, counted_folds) == 0
 
 
-def test_a_reader_that_folded_a_tail_leaves_it_in_the_state(saved: str, folds: list[int]) -> None:
+def test_a_reader_that_folded_a_tail_leaves_it_in_the_state(saved: str, counted_folds: list[int]) -> None:
     work(saved, 184, 2)  # a writer that never folds in the fold mode, and saves at close in the log mode
-    first = next_open(saved, folds)
-    again = next_open(saved, folds)
+    first = next_open(saved, counted_folds)
+    again = next_open(saved, counted_folds)
     # The fold mode: the first reader folds the writer's 368 events; less than a save's due, it left
     # no state at close, and each reader after it folded them again.
     assert (first, again) in ((0, 0), (368, 0))

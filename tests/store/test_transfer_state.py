@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lamar import Experience, Lamar, Scope
 from lamar.policy.config import Policy
-from lamar.state.cache import FoldCache
 from lamar.state.copied import agents_tuning
 from lamar.state.follower import Follower
 from lamar.state.saved import state_text
@@ -36,20 +34,6 @@ def resumed(store: Store, tuning: dict[str, object]) -> Follower:
     follower = Follower(store, Policy(**tuning))
     assert follower.resume(), f"{store.location}: no saved state its readers resume from"
     return follower
-
-
-@pytest.fixture
-def counted_folds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The number of events every `FoldCache` of this process folded (the real fold, counted)."""
-    folds = [0]
-    fold = FoldCache.fold
-
-    def counting(self: FoldCache, *args: object, **kwargs: object) -> None:
-        folds[0] += 1
-        fold(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(FoldCache, "fold", counting)
-    yield folds
 
 
 @pytest.mark.parametrize("suffix", [".db", ".json"])
