@@ -19,6 +19,7 @@ import pytest
 from lamar import Experience, Lamar, Scope
 
 ROOT = Path(__file__).resolve().parents[3]
+BARE_PATH = "/usr/bin:/bin"  # what a desktop launch of Claude Code has on PATH
 
 
 def git(repo: Path, *args: str) -> str:
@@ -116,6 +117,18 @@ def project_config(repo: Path, text: str, home: str | Path) -> Path:
     trust(path, Path(home) / ".lamar" / "claude-code-trusted.json")
     return path
 
+
+@pytest.fixture
+def claude_env(tmp_path: Path) -> dict[str, str]:
+    """Claude Code as a desktop launch starts it: a fresh HOME, no virtual environment on PATH."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "run").mkdir(mode=0o700)
+    return {"HOME": str(home), "PATH": BARE_PATH, "DISABLE_AUTOUPDATER": "1",
+            "XDG_RUNTIME_DIR": str(tmp_path / "run"), "LAMAR_HOOK_IDLE": "20",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            # this source tree, for the interpreter the plugin is configured with (an editable install does the same)
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
 
 def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
     """An event as Claude Code documents it: the common fields plus the event's own."""

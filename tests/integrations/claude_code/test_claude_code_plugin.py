@@ -18,32 +18,18 @@ import pytest
 from lamar import Lamar
 from lamar_claude_code.settings import plugin_hooks
 
-from .conftest import ROOT, Hook, payload
+from .conftest import BARE_PATH, ROOT, Hook, payload
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import CLAUDE
 
 PLUGIN = ROOT / "plugins" / "lamar"
 LAUNCHER = '"${CLAUDE_PLUGIN_ROOT}/scripts/lamar-plugin" hook'
-BARE_PATH = "/usr/bin:/bin"
 
 
 def _claude(env: dict[str, str], *args: str, cwd: Path | None = None, stdin: str | None = None
             ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(CLAUDE), *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True,
                           timeout=120, check=False)
-
-
-@pytest.fixture
-def claude_env(tmp_path: Path) -> dict[str, str]:
-    """Claude Code as a desktop launch starts it: a fresh HOME, no virtual environment on PATH."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (tmp_path / "run").mkdir(mode=0o700)
-    return {"HOME": str(home), "PATH": BARE_PATH, "DISABLE_AUTOUPDATER": "1",
-            "XDG_RUNTIME_DIR": str(tmp_path / "run"), "LAMAR_HOOK_IDLE": "20",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            # this source tree, for the interpreter the plugin is configured with (an editable install does the same)
-            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
 
 
 def test_the_manifests_pass_claude_plugin_validate_strict(claude_env: dict[str, str]) -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .conftest import ROOT
-from .test_claude_code_plugin import _claude, _trust, claude_env  # noqa: F401  (a fixture)
+from .test_claude_code_plugin import _claude, _trust
 
 
 def _python_without_mcp(tmp_path: Path) -> Path:
@@ -20,7 +20,7 @@ def _python_without_mcp(tmp_path: Path) -> Path:
     return wrapper
 
 
-def test_status_says_when_the_plugins_mcp_server_cannot_start(claude_env: dict[str, str],  # noqa: F811
+def test_status_says_when_the_plugins_mcp_server_cannot_start(claude_env: dict[str, str],
                                                                repo: Path, tmp_path: Path) -> None:
     """Installed as the page said (`pip install -e .`, "all the hooks and the plugin need"), the plugin's
     hooks ran, but its MCP server failed to connect in `claude mcp list` with no word of why anywhere a
