@@ -128,7 +128,10 @@ def _mentions_lamar(folder: str) -> bool:
     commands and its plugin's id do. Every command asks: without such a file no hook of Lamar's runs
     there, and the Claude Code integration is not imported."""
     here = Path(folder).resolve()
-    files = [Path("~/.claude/settings.json").expanduser()]
+    try:
+        files = [Path("~/.claude/settings.json").expanduser()]
+    except RuntimeError:  # no home folder known: no user settings, and a --store with a full path still works
+        files = []
     for top in (here, *here.parents):  # the git top-level, as lamar_claude_code.context.find_repo finds it
         if (top / ".git").exists():
             files += [top / ".claude" / "settings.json", top / ".claude" / "settings.local.json"]
