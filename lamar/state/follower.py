@@ -363,7 +363,6 @@ class Follower:
         after_rewrite(built, cache)  # as a process that reads the snapshot sees them
         return done
 
-
     def _written_since(self, seq: int) -> list[Event]:
         """The events this cache folded past `seq`."""
         return [e for e in self.store.read(seq) if e.seq <= self.cache.seq] if self.cache.seq > seq else []
@@ -397,10 +396,6 @@ class SettledFollower(Follower):
         super().__init__(store, policy)
         self._settled = settled
         self._places = places
-
-    def _written_since(self, seq: int) -> list[Event]:
-        """The events this cache folded past `seq`."""
-        return [e for e in self.store.read(seq) if e.seq <= self.cache.seq] if self.cache.seq > seq else []
 
     def _in_rows_order(self) -> None:
         # Two adds at once may stand in one order in the rows and in the other in the log, and the
