@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lamar import Lamar, SleepReport
-from lamar.sleep import already_applied
 from lamar.sleep.printed import printed_id, printed_reason
-from lamar.sleep.warned import proposal_warning
+from lamar.sleep.warned import unconfirmed
 
 log = logging.getLogger("lamar_langgraph.sleep_graph")
 
@@ -24,11 +23,8 @@ def held_back(lamar: Lamar, report: SleepReport, approved: list[str], decision: 
     One the store holds as applied already goes on, for apply to list it as applied.
     """
     named = set(decision.get("approve") or ()) if isinstance(decision, Mapping) else set()
-    held = [[p.id, why] for p in report.proposals
-            if p.id in approved and p.id not in named and (why := proposal_warning(p))]
-    if held:
-        done = set(already_applied(report, lamar.would_skip(report)))
-        held = [pair for pair in held if pair[0] not in done]
+    held = [[pid, why] for pid, why in unconfirmed(
+        lamar, report, [p.id for p in report.proposals if p.id in approved and p.id not in named])]
     for pid, why in held:
         log.warning("Lamar's sleep review held back %s: WARNING, this lesson tells the agent to do harm (%s); "
                     "a review that names it applies it, as does Lamar.apply(SleepReport.from_dict(state['report']), "

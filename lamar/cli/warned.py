@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lamar.sleep.printed import printed_id, printed_reason
-from lamar.sleep.proposals import SleepReport, already_applied
-from lamar.sleep.warned import proposal_warning
+from lamar.sleep.proposals import SleepReport
+from lamar.sleep.warned import unconfirmed
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
@@ -23,13 +23,10 @@ def hold_warned(lam: Lamar, report: SleepReport, only: Sequence[str] | None,
     One the store holds as applied (confirmed before, or in `lamar ui`) goes on, for apply to say so.
     """
     chosen = [p.id for p in report.proposals] if only is None else list(only)
-    warned = {p.id: w for p in report.proposals if not confirmed and (w := proposal_warning(p))}
-    if warned:
-        for pid in already_applied(report, lam.would_skip(report)):
-            warned.pop(pid, None)
-    held = [(pid, warned[pid]) for pid in dict.fromkeys(chosen) if pid in warned]
+    held = [] if confirmed else unconfirmed(lam, report, chosen)
     if not held:
         return (None if only is None else chosen), []
+    warned = {pid for pid, _ in held}
     return [pid for pid in chosen if pid not in warned], held
 
 

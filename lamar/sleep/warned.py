@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from lamar.sleep.proposals import Proposal
+from lamar.sleep.proposals import Proposal, SleepReport, already_applied
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
 
 
 def lesson_warning(precondition: Any, action: Any, rationale: Any) -> str:
@@ -36,6 +39,16 @@ def proposal_warning(proposal: Proposal) -> str:
     return lesson_warning(lesson.get("precondition"), lesson.get("action"), lesson.get("rationale"))
 
 
+def unconfirmed(lam: Lamar, report: SleepReport, ids: Sequence[str]) -> list[tuple[str, str]]:
+    """`(id, warning)` of each of `ids`, in their order, whose candidate is warned and not yet applied: one the
+    store holds as applied (confirmed before, or in `lamar ui`) goes on, for apply to list it as applied."""
+    warned = {p.id: w for p in report.proposals if p.id in ids and (w := proposal_warning(p))}
+    if warned:
+        for pid in already_applied(report, lam.would_skip(report)):
+            warned.pop(pid, None)
+    return [(pid, warned[pid]) for pid in dict.fromkeys(ids) if pid in warned]
+
+
 def warning_line(proposal: Proposal) -> str:
     """The line review, `lamar sleep` and `lamar ui` show for a warned proposal, or "" for another."""
     from lamar.sleep.printed import printed_reason
@@ -47,4 +60,4 @@ def warning_line(proposal: Proposal) -> str:
             "approve it only if you mean it")
 
 
-__all__ = ["lesson_warning", "proposal_warning", "warning_line"]
+__all__ = ["lesson_warning", "proposal_warning", "unconfirmed", "warning_line"]
