@@ -332,3 +332,35 @@ def test_send_branches_and_an_episode_reported_elsewhere_are_not_told_so(lam: La
             lam.report(episode, Signal.SHIPPED)  # the app, from outside the graph
         app.invoke({"messages": [HumanMessage("and the tests")], "lamar_outcome": "shipped"}, config)
     assert len(lam.pending()) == 1
+
+
+def test_a_schema_without_any_of_lamars_keys_is_told_so_once_without_a_checkpointer(lam: Lamar) -> None:
+    # Compiled without a checkpointer a run has no thread: the keys the recall node wrote were
+    # dropped before the report node, every episode stayed pending and nothing was said.
+    app = _graph(lam, Plain, lambda state: {"lamar_outcome": "shipped"}, context=CONTEXT).compile()
+    told = []
+    for turn in ("it broke", "it broke again"):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            app.invoke({"messages": [HumanMessage(turn)]})
+        told.append(_said(seen))
+    assert [len(said) for said in told] == [1, 0], told  # once, on the first run already
+    assert "Mix LamarState into the graph's state" in told[0][0] and "stay pending" in told[0][0]
+    assert len(lam.pending()) == 2
+
+
+def test_a_run_without_a_checkpointer_that_reports_before_it_recalls_is_not_told_so(lam: Lamar) -> None:
+    # The report node first meets no keys in a run before its recall: that is no dropped key.
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node("report", report_node(lam))
+    graph.add_node("recall", recall_node(lam, context=CONTEXT))
+    graph.add_node("agent", lambda state: {"messages": [("ai", state["lamar_prompt"] or "no lessons")]})
+    graph.add_edge(START, "report")
+    graph.add_edge("report", "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", END)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = graph.compile().invoke({"messages": [HumanMessage("it broke")]})
+    assert "clear the cache" in out["messages"][-1].content
+    assert [p.episode_id for p in lam.pending()] == [out["lamar_episode_id"]]
