@@ -12,7 +12,7 @@ from langgraph.store.base import Op, PutOp, Result, SearchItem, SearchOp
 
 from lamar import InvalidArgument, StoreError
 
-# Enough for every live writer: dead entries are cleared, so the list stays small.
+# Enough for every writer that wrote or waited within a lease: older entries are cleared, so the list stays small.
 _MAX_WRITERS = 1000
 # Tickets taken in a row that each went stale (half a lease passed) before the lock was ours.
 _STALE_TRIES = 20
@@ -53,6 +53,7 @@ class BakeryLock:
         self._ticket = 0
         self._since = 0.0  # time.monotonic() when our visible beat was taken
         self._broken = True  # no continuous presence yet
+        self._ended = False  # the caller's commit carried `ending()`: nothing left to release
 
     def __enter__(self) -> Self:
         self.acquire()
@@ -75,6 +76,7 @@ class BakeryLock:
         """
         deadline = time.monotonic() + self.timeout
         blocker: str | None = None
+        self._ended = False
         for _ in range(_STALE_TRIES):
             if time.monotonic() >= deadline:
                 break
@@ -108,6 +110,7 @@ class BakeryLock:
 
     def try_acquire(self) -> bool:
         """Take the lock if no other writer holds or wants it, else leave it to them: False, nothing held."""
+        self._ended = False
         self._take_ticket()
         if self.fresh() and self._blocker() is None and self.fresh():
             return True
@@ -115,8 +118,24 @@ class BakeryLock:
         return False
 
     def release(self) -> None:
+        if self._ended:
+            self._ended = False
+            return
         self._ticket = 0
         self.run([PutOp(self.namespace, self.writer, None)])
+
+    def ending(self) -> PutOp:
+        """The put that ends our hold, for a caller to send in the one statement that commits its write
+        (see `LangGraphStore.append`), so that the hold cannot end before the commit is visible. It leaves
+        an idle entry (neither choosing nor holding a ticket, so nobody waits for it) that the next
+        holder's look clears once it is a lease old. Call `ended` once that batch has landed."""
+        return PutOp(self.namespace, self.writer, {"choosing": False, "ticket": 0, "beat": time.time()},
+                     index=False, ttl=None)
+
+    def ended(self) -> None:
+        """The batch that carried `ending()` landed: the hold is over, and `release` has nothing to do."""
+        self._ticket = 0
+        self._ended = True
 
     def fresh(self) -> bool:
         """Whether nobody can have taken us for dead: our entry's visible beat has never
@@ -161,16 +180,19 @@ class BakeryLock:
         """A live writer that goes before us, or None when it is our turn."""
         now = time.time()
         mine = (self._ticket, self.writer)
+        dead = []
         for writer, (choosing, ticket, beat) in self._entries().items():
             if writer == self.writer:
                 continue
             if now - beat > self.lease:
-                # A writer killed while waiting or writing; its partial batch was never
-                # committed (see LangGraphStore.append), so clearing its place is safe.
-                self.run([PutOp(self.namespace, writer, None)])
+                # A writer killed while waiting or writing (its partial batch was never committed,
+                # see LangGraphStore.append), or one idle since its last commit: clearing its place is safe.
+                dead.append(PutOp(self.namespace, writer, None))
                 continue
             if choosing or (ticket and (ticket, writer) < mine):
                 return writer
+        if dead:
+            self.run(dead)
         return None
 
 

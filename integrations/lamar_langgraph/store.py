@@ -27,6 +27,15 @@ _SCRUB_BATCH = 5000
 # Where the fold reads that a lesson is erased, and the erase event whose pending marker says the
 # scrub is not done (last of them in log order): a scrub writes these last (see `scrub`).
 _MARKS = ("experience", "snapshot", "erase")
+# The BaseStores whose `batch` runs its gets in the order given and writes all its puts at once (one SQL
+# INSERT on SqliteStore and PostgresStore, dict updates in the order given on InMemoryStore): there a read
+# sends the head and the next events together, and a small write commits in one batch (see `append`).
+_ORDERED = ("langgraph.store.memory.InMemoryStore", "langgraph.store.sqlite.base.SqliteStore",
+            "langgraph.store.postgres.base.PostgresStore")
+_AHEAD = 8  # events a read asks for beside the head: what a write's sync after it usually finds
+# Events a write commits in the batch that ends its hold on the lock: few enough that the batch lands
+# well within the lease after the last check that nobody took us for dead.
+_ONE_BATCH = 64
 
 
 def sanitize_namespace(namespace: str | Sequence[str]) -> tuple[str, ...]:
@@ -134,6 +143,7 @@ class LangGraphStore:
                                 lease=self.lease, timeout=self.timeout)
         self._local = threading.Lock()  # threads sharing this object share one bakery place
         self._closed = False
+        self._ordered = any(f"{c.__module__}.{c.__qualname__}" in _ORDERED for c in type(store).__mro__)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -156,8 +166,7 @@ class LangGraphStore:
             self._check_open()
             for _ in range(_TRIES):
                 with self._lock:
-                    head = self._read_head()
-                    self._refuse_stored_keys(keys, head)
+                    head = self._refuse_stored_keys(keys)
                     if not self._lock.fresh():
                         continue  # slow enough to be taken for dead, but nothing written yet: again
                     stored = [e.numbered(head + i) for i, e in enumerate(events, 1)]
@@ -165,13 +174,20 @@ class LangGraphStore:
                                            ttl=None) for e, text in zip(stored, texts)]
                     ops += [PutOp(self._keys, e.key, {"seq": e.seq}, index=False, ttl=None)
                             for e in stored if e.key is not None]
+                    head_value = {"seq": stored[-1].seq, "writer": self._writer, "time": time.time()}
+                    commit = PutOp(self._head, _HEAD, head_value, index=False, ttl=None)
+                    if self._ordered and len(stored) <= _ONE_BATCH:
+                        # One statement: the events, the head past them (the commit) and the end of our
+                        # hold land together, so no writer can take the lock before the commit shows.
+                        self._run([*ops, commit, self._lock.ending()])
+                        self._lock.ended()
+                        return stored
                     self._run(ops)  # invisible until the head moves past them
                     if not self._lock.fresh():
                         raise StoreError(
                             f"a write to {self.location} took over half the {self.lease:.0f}s lease; another "
                             "writer may have taken the lock, so nothing was committed: retry")
-                    head_value = {"seq": stored[-1].seq, "writer": self._writer, "time": time.time()}
-                    self._run([PutOp(self._head, _HEAD, head_value, index=False, ttl=None)])  # the commit
+                    self._run([commit])  # the commit
                     return stored
             raise self._too_slow()
 
@@ -248,9 +264,21 @@ class LangGraphStore:
     def read(self, after: int = 0) -> list[Event]:
         """Committed events with seq > after, in commit order."""
         self._check_open()
-        head = self._read_head()
         first = max(int(after), 0) + 1
         out: list[Event] = []
+        if self._ordered:
+            # The head first, then the next events in the same batch: each event up to the head was
+            # committed before the head was read, so what the batch finds of them is committed.
+            ahead = [GetOp(self._events, _seq_key(s), refresh_ttl=False) for s in range(first, first + _AHEAD)]
+            found = self._get([GetOp(self._head, _HEAD, refresh_ttl=False), *ahead])
+            head = self._head_of(found[0])
+            for item in found[1:head - first + 2]:
+                if item is None:
+                    break  # asked for again below, where a missing event is an error
+                out.append(self._decode(item.value, first))
+                first += 1
+        else:
+            head = self._read_head()
         for start in range(first, head + 1, _CHUNK):
             seqs = range(start, min(start + _CHUNK, head + 1))
             items = self._get([GetOp(self._events, _seq_key(s), refresh_ttl=False) for s in seqs])
@@ -266,10 +294,9 @@ class LangGraphStore:
         keys = [key for key in keys if storable_key(key)]  # no write stores any other: it is simply not there
         if not keys:
             return []
-        head = self._read_head()
-        claims = self._get([GetOp(self._keys, k, refresh_ttl=False) for k in keys])
+        head, claims = self._head_and_claims(keys)
         seqs = [(k, int(c.value["seq"])) for k, c in zip(keys, claims) if c is not None and int(c.value["seq"]) <= head]
-        items = self._get([GetOp(self._events, _seq_key(seq), refresh_ttl=False) for _, seq in seqs])
+        items = self._get([GetOp(self._events, _seq_key(seq), refresh_ttl=False) for _, seq in seqs]) if seqs else []
         found = [self._decode(item.value, seq) for (key, seq), item in zip(seqs, items)
                  if item is not None and item.value.get("key") == key]  # not a dead writer's stale claim
         return sorted(found, key=lambda e: e.seq)
@@ -336,7 +363,18 @@ class LangGraphStore:
         return found
 
     def _read_head(self) -> int:
-        item = self._get([GetOp(self._head, _HEAD, refresh_ttl=False)])[0]
+        return self._head_of(self._get([GetOp(self._head, _HEAD, refresh_ttl=False)])[0])
+
+    def _head_and_claims(self, keys: list[str]) -> tuple[int, list[Item | None]]:
+        """The head, then the claims of `keys`: in one batch where the store runs its gets in order."""
+        if not self._ordered:
+            head = self._read_head()
+            return head, self._get([GetOp(self._keys, k, refresh_ttl=False) for k in keys]) if keys else []
+        found = self._get([GetOp(self._head, _HEAD, refresh_ttl=False),
+                           *(GetOp(self._keys, k, refresh_ttl=False) for k in keys)])
+        return self._head_of(found[0]), found[1:]
+
+    def _head_of(self, item: Item | None) -> int:
         if item is None:
             return 0
         try:
@@ -344,21 +382,20 @@ class LangGraphStore:
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"the head of {self.location} does not parse: {item.value!r}") from exc
 
-    def _refuse_stored_keys(self, keys: list[str], head: int) -> None:
-        """EventConflict if a key is held by a committed event (claims past the head are
-        left over from a writer that died before its commit, and do not count)."""
-        if not keys:
-            return
-        claims = self._get([GetOp(self._keys, k, refresh_ttl=False) for k in keys])
+    def _refuse_stored_keys(self, keys: list[str]) -> int:
+        """The head, under the write lock; EventConflict if a key is held by a committed event (claims
+        past the head are left over from a writer that died before its commit, and do not count)."""
+        head, claims = self._head_and_claims(keys)
         suspects = [(k, int(c.value["seq"])) for k, c in zip(keys, claims)
                     if c is not None and int(c.value["seq"]) <= head]
         if not suspects:
-            return
+            return head
         found = self._get([GetOp(self._events, _seq_key(seq), refresh_ttl=False) for _, seq in suspects])
         for (key, _), item in zip(suspects, found):
             # A dead writer's claim can point at a seq a later writer reused for another event.
             if item is not None and item.value.get("key") == key:
                 raise EventConflict(f"event key {key!r} is already in {self.location}; nothing was written")
+        return head
 
     def _get(self, ops: Sequence[GetOp]) -> list[Item | None]:
         return cast("list[Item | None]", self._run(ops))

@@ -291,15 +291,40 @@ class SlowEventPuts(InMemoryStore):
 
 
 def test_a_writer_that_stalls_past_half_its_lease_commits_nothing() -> None:
+    # A write of more events than one commit batch holds puts its events, checks, then commits.
+    many = [Event("status", {"id": f"l{i}", "status": "active"}) for i in range(lamar_langgraph.store._ONE_BATCH)]
     base = SlowEventPuts()
     store = LangGraphStore(base, lease=1.0)
     base.stall = 0.6  # over half the lease: another writer may have taken us for dead
     with pytest.raises(StoreError, match="nothing was committed"):
-        store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])
+        store.append([*many, Event("outcome", {"episode": "e"}, key="outcome:e")])
     assert store.read() == []
     base.stall = 0.0
     assert [e.seq for e in store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])] == [1]
     assert [e.key for e in store.read()] == ["outcome:e"]
+
+
+class CountedBatches(InMemoryStore):
+    """An InMemoryStore that counts its batches: each is a round trip on a database-backed store."""
+
+    batches = 0
+
+    def batch(self, ops: Any) -> Any:
+        self.batches += 1
+        return super().batch(ops)
+
+
+def test_a_recall_and_its_report_cost_sixteen_store_round_trips() -> None:
+    # Per write: the engine's read before it, four for the lock, the head with the key claims, one batch
+    # for the events, the head and the lock's end, and the read after it with the next events beside
+    # the head. Each was its own batch before: 24 for the docs' recall and report.
+    base = CountedBatches()
+    lam = Lamar(LangGraphStore(base))
+    lam.add(Experience("the build fails", "read the log", scope=Scope(project="p")))
+    lam.report(lam.recall({"project": "p"}).episode_id, Signal.SHIPPED)  # warm: the first write saves more
+    base.batches = 0
+    lam.report(lam.recall({"project": "p"}).episode_id, Signal.SHIPPED)
+    assert base.batches == 16
 
 
 def test_items_follow_the_documented_layout(tmp_path: Path) -> None:
@@ -312,7 +337,9 @@ def test_items_follow_the_documented_layout(tmp_path: Path) -> None:
     assert head is not None and head.value["seq"] == 1
     assert event is not None and event.value["kind"] == "episode" and event.value["data"] == '{"id":"ep_9"}'
     assert claim is not None and claim.value == {"seq": 1}
-    assert base.search(("lamar", "conformance", "writers")) == []  # the lock is released
+    # the lock is released: the write's own entry is left idle (no ticket, nobody waits for it)
+    assert [(w.key, w.value["ticket"], w.value["choosing"]) for w in base.search(("lamar", "conformance", "writers"))
+            ] == [(store._writer, 0, False)]
 
 
 def test_two_namespaces_in_one_base_store_are_two_lamar_stores() -> None:
