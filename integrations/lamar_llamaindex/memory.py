@@ -43,14 +43,20 @@ log = logging.getLogger(__name__)
 
 
 class _Turn:
-    __slots__ = ("length", "marker", "recall", "reported", "users")
+    __slots__ = ("before", "length", "marker", "recall", "reported", "run", "users", "waiting")
 
-    def __init__(self, marker: str, recall: Recall | None, length: int, users: int) -> None:
+    def __init__(self, marker: str, recall: Recall | None, length: int, users: int, run: str | None = None,
+                 before: _Turn | None = None, waiting: bool = False) -> None:
         self.marker = marker
         self.recall = recall  # None: the turn went on without lessons (its recall failed), nothing to report
         self.reported = recall is None
         self.length = length  # messages the session has held (flushed ones too) at the turn's last read
         self.users = users  # user turns the session had held then, this one included
+        self.run = run  # the workflow run the turn began in (None outside one)
+        # Begun before its user message was in the history (a workflow's search first): the next read that
+        # finds a new user message takes it as this turn's, and reports `before` with it.
+        self.waiting = waiting
+        self.before = before
 
 
 class LamarMemoryBlock(BaseMemoryBlock[str]):
@@ -61,7 +67,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     memory at every step of a turn; the block recalls once per user turn (a turn starts when
     a new user message arrives) and returns the same lessons until the next one, so a turn is
     one episode. Turns are told apart per `Memory` session. Lamar's search tool (`create_lamar_tools`)
-    in the same agent joins the turn: whichever recalls first, the turn stays one episode.
+    in the same agent joins the turn: whichever recalls first, the turn stays one episode. A workflow
+    run is a new input: a read or search in another run than the turn's, before the run's user message
+    is in memory, begins its turn, and the read that shows that message joins it.
 
     Report a turn with `report` (or `lam.report(block.episode_id(session), ...)`). When its
     outcome shows only in the next user message, pass `outcome`: a function of that message
@@ -158,8 +166,15 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         sync search when the chat store answers only on the agent's event loop); `recall` when the session
         has had no turn, or its turn has none yet."""
         with self._turning:
+            run = _workflow_run()
             with self._lock:
                 turn = self._turns.get(session_id or "")
+            if turn is None or _other_run(turn, run):
+                # The turn's first reader: the block's next read, which sees the history, takes it as its turn.
+                rec = recall()
+                self._begin(session_id or "", _Turn(turn.marker, rec, turn.length, turn.users, run, turn, True)
+                            if turn is not None else _Turn("", rec, 0, 0, run, None, True))
+                return rec
             if turn is not None and turn.recall is not None:
                 return turn.recall
             rec = recall()
@@ -171,6 +186,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     def _recall_turn(self, messages: list[ChatMessage], session_id: str | None,
                      recall: Callable[[], Recall | None] | None) -> Recall | None:
         key = session_id or ""
+        run = _workflow_run()
         with self._lock:
             flushed_turns, flushed_length, flushed_last, code = self._flushed.get(key, (0, 0, _NOTHING, False))
             users = _user_turns(messages, code)
@@ -179,34 +195,52 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             length = flushed_length + _length(messages)
             turn = self._turns.get(key)
             # A history shorter than at the turn's last read was reset (`Memory.reset()`, a chat
-            # engine's `reset()`): a conversation opening as the last one did is a new turn.
-            if turn is not None and turn.marker == marker and length >= turn.length:
-                turn.length = length
-                if turn.recall is not None or recall is None:
-                    return turn.recall
-                # The block could not recall in this turn: a search that can is the turn's episode.
+            # engine's `reset()`): a conversation opening as the last one did is a new turn. So is
+            # another workflow run with no new user message in view: its message is not in memory yet.
+            same = turn is not None and turn.marker == marker and length >= turn.length
+            if same and not _other_run(turn, run) or turn is not None and turn.waiting and turn.marker != marker:
                 current = turn
             else:
                 current = None
-        if current is not None and recall is not None:
+        if current is not None:
+            if current.waiting and current.marker != marker:
+                self._arrived(current, users, marker, length, count)
+            current.length = length
+            if current.recall is not None or recall is None:
+                return current.recall
+            # The block could not recall in this turn: a search that can is the turn's episode.
             rec = recall()
             with self._lock:
                 current.recall, current.reported = rec, rec is None
             return rec
+        waiting = same or count == 0  # begun before its user message is in view
         # The new message answers this turn only when it comes next. Turns in between were read by
         # another process (a restart, another web worker holding the session): its words are about
         # a later answer, so the old turn stays pending. A reset history starts over: it comes next.
-        if turn is not None and not turn.reported and users and (count <= turn.users + 1 or length < turn.length):
+        if turn is not None and not waiting and not turn.reported and users and (
+                count <= turn.users + 1 or length < turn.length):
             self._settle_previous(turn, users[-1])
         rec = recall() if recall is not None else self._recall(messages)
+        # Kept when the recall failed too: the agent reads its memory at every step of the
+        # turn, and each try again could wait out the same lock, or start the episode midway.
+        self._begin(key, _Turn(marker, rec, length, count, run, turn if waiting else None, waiting))
+        return rec
+
+    def _begin(self, key: str, turn: _Turn) -> None:
         with self._lock:
-            # Kept when the recall failed too: the agent reads its memory at every step of the
-            # turn, and each try again could wait out the same lock, or start the episode midway.
-            self._turns[key] = _Turn(marker, rec, length, count)
+            self._turns[key] = turn
             self._turns.move_to_end(key)
             while len(self._turns) > _SESSIONS_KEPT:
                 self._turns.popitem(last=False)
-        return rec
+
+    def _arrived(self, turn: _Turn, users: list[ChatMessage], marker: str, length: int, count: int) -> None:
+        """A waiting turn's user message is in view: the turn takes its marker, and the turn before it
+        is reported with that message as any previous turn is (see `_recall_turn`)."""
+        before, turn.before, turn.waiting = turn.before, None, False
+        turn.marker, turn.users = marker, count
+        if before is not None and not before.reported and users and (
+                count <= before.users + 1 or length < before.length):
+            self._settle_previous(before, users[-1])
 
     def _recall(self, messages: list[ChatMessage]) -> Recall | None:
         """The turn's recall; None, with a warning, when it fails: the agent's turn goes on without lessons."""
@@ -296,6 +330,23 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
                       replace: bool = False) -> str | None:
         """`report` without blocking the event loop."""
         return await asyncio.to_thread(self.report, signal, session_id, replace=replace)
+
+
+def _workflow_run() -> str | None:
+    """The id of the workflow run this read happens in (LlamaIndex tags each run's steps), else None."""
+    try:
+        from llama_index.core.instrumentation.dispatcher import active_instrument_tags
+
+        run = active_instrument_tags.get().get("llamaindex.run_id")
+    except Exception:  # noqa: BLE001 - an instrumentation without run tags: turns are told by messages alone
+        return None
+    return run if isinstance(run, str) else None
+
+
+def _other_run(turn: _Turn, run: str | None) -> bool:
+    """Whether this read is in a workflow run other than the one the turn began in: a run is a new
+    input (a later `run()`, even on the same Context), so the turn it reads in is its own."""
+    return run is not None and turn.run is not None and run != turn.run
 
 
 def _length(messages: list[ChatMessage]) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from llama_index.core.agent.workflow import FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.llms import MockFunctionCallingLLM
@@ -145,3 +146,42 @@ async def test_the_empty_answer_of_a_silent_model_is_no_new_turn() -> None:
     first = block.episode_id("s1")
     await FunctionAgent(tools=[], llm=Script("Cleared it.").llm()).run(user_msg="fix it please", memory=memory)
     assert lam.episode(first or "").signal == "accepted" and block.episode_id("s1") != first  # a real next turn
+
+
+class SearchBeforeTheMessage(Workflow):
+    """A workflow whose step searches before it puts the user's message into its memory and reads it."""
+
+    def __init__(self, search: FunctionTool, memory: Memory, sync: bool) -> None:
+        super().__init__(timeout=30)
+        self.search, self.memory, self.sync = search, memory, sync
+
+    @step
+    async def answer(self, ctx: Context, ev: StartEvent) -> StopEvent:
+        await ctx.store.set("memory", self.memory)
+        found = self.search.call(query=ev.user_msg) if self.sync else await self.search.acall(query=ev.user_msg)
+        await self.memory.aput(ChatMessage(role="user", content=ev.user_msg))
+        messages = await self.memory.aget()
+        await self.memory.aput(ChatMessage(role="assistant", content="Done."))
+        return StopEvent(result=(found, messages))
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_a_search_before_the_turns_message_is_in_memory_starts_the_turns_episode(sync: bool) -> None:
+    # The search saw the previous turn's history (the sync one the block's last turn): each later run
+    # joined the previous turn's episode, and the first turn's read logged a second episode.
+    lam, _, web = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"},
+                             outcome=lambda m: Signal.CORRECTED if "still" in str(m.content) else None)
+    memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])
+    (search,) = create_lamar_tools(lam, context={"project": "web"})
+    workflow = SearchBeforeTheMessage(search, memory, sync)
+
+    episodes = []
+    for turn in ("the page is blank", "it is still blank", "and the footer"):
+        found, messages = await workflow.run(user_msg=turn)
+        episodes.append(episode_of(found))
+        assert block.episode_id("s1") == episodes[-1]  # the block's read joined the search's episode
+        assert lam.get(web).render() in str(messages[0].content)
+    assert len(set(episodes)) == 3 and lam.stats()["episodes"] == 3
+    assert lam.episode(episodes[0]).signal == "corrected"  # the second turn's message answered the first
+    assert lam.episode(episodes[1]).signal is None and [p.episode_id for p in lam.pending()] == episodes[1:]
