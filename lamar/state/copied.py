@@ -3,13 +3,16 @@ that its first readers resume from it instead of each folding the whole log; and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lamar.store.base import Event, KeyedStore, Store, folded_rows
 
 if TYPE_CHECKING:
+    from lamar.policy.lesson import LessonState
     from lamar.state.follower import Follower
+
+    Folder = Callable[[list[Event]], tuple[Iterable[LessonState], tuple[int, float, float]]]
 
 
 def agents_tuning(store: Store) -> dict[str, Any]:
@@ -42,26 +45,50 @@ def agents_tuning(store: Store) -> dict[str, Any]:
 
 def save_copied(store: Store, tuning: dict[str, Any], checked: Follower | None, log: Sequence[Event]) -> None:
     """Save the state of `store`, whose whole log is now `log`, under `tuning`: the state `checked` (the copy's
-    check, which folded that log numbered from 1 under `tuning`) folded, when `store` numbered it so; else the
-    state a fold of `store` gives (`save_folded`). A cache: a store that cannot take it is left as it is.
+    check, which folded that log numbered from 1 under `tuning`) folded, when `store` numbered it so, and in
+    PostgreSQL's fold mode the rows built from it; else the state a fold of `store` gives (`save_folded`). A
+    cache: a store that cannot take it is left as it is.
 
     Raises:
         StoreError: the store could not be read.
     """
     numbered_alike = [event.seq for event in log] == list(range(1, len(log) + 1))
     if checked is None or not numbered_alike or checked.cache.seq != len(log) or not log \
-            or folded_rows(store) is not None or not isinstance(store, KeyedStore):
-        # A PostgreSQL database numbers a namespace's events after its others' (and the fold mode's rows are
-        # built from the log), and an agent may have written between the copy's events: folded again.
+            or not isinstance(store, KeyedStore):
+        # A fold-mode write numbers its events after the database's other namespaces', and an agent may have
+        # written between the copy's events: folded again.
         save_folded(store, tuning)
         return
     from lamar.state.follower import Follower
 
+    rows = folded_rows(store)
+    if rows is not None:
+        import json
+
+        from lamar.state.saved import tuning_of
+
+        rows.build(json.dumps(tuning_of(checked.policy), sort_keys=True), _checked_folder(checked, log, store))
     saver = Follower(store, checked.policy)
     cache = saver.cache = checked.cache
     # The event the state names as the store holds it: the copy's check read it as the copy was to be.
     cache.location, cache.last = store.location, log[-1]
     saver.save()
+
+
+def _checked_folder(checked: Follower, log: Sequence[Event], store: Store) -> Folder:
+    """What builds the rows: the check's fold when the log the build reads (under its lock) is `log`, which that
+    fold folded; else a fold of what it reads (an agent wrote since)."""
+    folded = [(e.seq, e.kind, e.key, e.time) for e in log]
+
+    def fold(events: list[Event]) -> tuple[Iterable[LessonState], tuple[int, float, float]]:
+        if [(e.seq, e.kind, e.key, e.time) for e in events] != folded:
+            from lamar.state.follower import Follower
+
+            return Follower(store, checked.policy).cache.fold_log(events)
+        cache = checked.cache
+        return list(cache.lessons.values()), (cache.reward_n, cache.reward_mean, cache.reward_m2)
+
+    return fold
 
 
 def save_folded(store: Store, tuning: dict[str, Any]) -> None:

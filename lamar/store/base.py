@@ -360,6 +360,17 @@ class FoldingStore(Store, Protocol):
     rows: FoldedRows | None
 
 
+@runtime_checkable
+class UnfoldedAppendStore(FoldingStore, Protocol):
+    """A `FoldingStore` that can take events without folding them into its rows: a copy into it numbers them as
+    its own check's fold did, and that fold builds the rows (`lamar.state.copied.save_copied`)."""
+
+    def append_unfolded(self, events: Sequence[Event]) -> list[Event]:
+        """Append `events` as a store that leaves folding to the engine would: numbered after the log's last seq,
+        the rows marked for a build. Raises as `append` does."""
+        ...
+
+
 def folded_rows(store: object) -> FoldedRows | None:
     """The folded state `store` holds itself (`FoldingStore.rows`), or None when the engine folds the
     log. Every caller asks here, so the engine's mode and what a caller assumes of it never differ.

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 
 from lamar._errors import StoreError
-from lamar.store.base import Event, Store
+from lamar.store.base import Event, Store, UnfoldedAppendStore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,9 +37,10 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     """Append every event of `source` to `target`, preserving order, kinds, keys, data and times.
 
     Sequence numbers are assigned by the target, so they are not kept: a new file or memory
-    store numbers the events from 1, a new PostgreSQL namespace after the numbers its
-    database's other namespaces took. A compacted source's snapshot gets the target's next
-    number, so `stats()["events"]` and the numbers of later events differ from the source's.
+    store, or a new PostgreSQL namespace, numbers the events from 1; an append in PostgreSQL's
+    fold mode numbers them after its database's other namespaces' too. A compacted source's
+    snapshot gets the target's next number, so `stats()["events"]` and the numbers of later
+    events differ from the source's.
     The copy is read back and compared event by event (kind, key, data, time, in order). The
     text of a lesson the source erased is not copied, even where its scrub was left unfinished.
     The copy's folded state is saved beside it (on PostgreSQL in the fold mode, its rows built),
@@ -58,9 +59,9 @@ def transfer(source: Store, target: Store, *, append: bool = False,
         validate: hold every event to what the API would write (a lesson's text in prompt
             form, no secret, rewards in [-1, 1], sane times, ...) and fold the result in memory
             first; any failure refuses the whole copy before anything is written. Where the target
-            numbers the copy as that fold did (a new file or memory store, an append to a file
-            store nobody else wrote to meanwhile), that fold is the state saved; else the copy
-            is folded again to save it.
+            numbers the copy as that fold did (a new file or memory store or PostgreSQL namespace, an
+            append to a file store nobody else wrote to meanwhile), that fold is the state saved (and
+            the fold mode's rows built); else the copy is folded again to save it.
 
     Returns:
         A `TransferResult`.
@@ -113,8 +114,13 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     start = before[-1].seq if before else 0
     fresh = [Event(kind=e.kind, data=e.data, key=e.key, time=e.time) for e in events]
     step = batch_size or max(len(fresh), 1)
+    # Into an empty store that folds its own rows, the events go in unfolded and numbered as the check's fold
+    # numbered them, so that fold builds the rows (`save_copied`) instead of each write folding its batch.
+    write = target.append
+    if not before and isinstance(target, UnfoldedAppendStore) and target.rows is not None:
+        write = target.append_unfolded
     for offset in range(0, len(fresh), step):
-        target.append(fresh[offset:offset + step])
+        write(fresh[offset:offset + step])
     after = target.read(start)
     _verify(events, after, target.location)
     # Copied and verified: with no state saved, every reader would fold the whole log until an agent wrote and

@@ -10,7 +10,7 @@ from lamar import Experience, Lamar, Scope
 from lamar.policy.config import Policy
 from lamar.state.copied import agents_tuning
 from lamar.state.follower import Follower
-from lamar.state.saved import state_text
+from lamar.state.saved import state_text, tuning_of
 from lamar.store import open_store
 from lamar.store.base import KeyedStore, Store, folded_rows
 from lamar.store.transfer import transfer
@@ -103,3 +103,28 @@ def test_transfer_saves_the_state_its_readers_resume_from(tmp_path: Path, target
         target.close()
         if namespace is not None:
             drop_namespaces(request.getfixturevalue("postgres_url"), namespace)
+
+
+@pytest.mark.parametrize("fold", ["off", "on"])
+def test_a_copy_into_a_new_postgresql_namespace_folds_its_log_once(tmp_path: Path, counted_folds: list[int],
+                                                                   postgres_url: str, fold: str) -> None:
+    build(tmp_path / "source.db", replaced=False, holdout=0.3)
+    namespace = unique_namespace("pg-copies")
+    source = open_store(str(tmp_path / "source.db"))
+    target = open_store(namespace_url(postgres_url, namespace, lamar_fold=fold))
+    try:
+        counted_folds[0] = 0
+        result = transfer(source, target)
+        # The check's fold is the state saved and, in the fold mode, the rows built: each event folded once.
+        assert counted_folds[0] == result.copied
+        assert resumed(target, {"holdout": 0.3}).state_seq == target.read(0)[-1].seq
+        rows = folded_rows(target)
+        assert rows is None or agents_tuning(target) == tuning_of(Policy(holdout=0.3))  # built, not left stale
+        with Lamar(target, holdout=0.3) as copy, Lamar(str(tmp_path / "source.db"), holdout=0.3) as original:
+            assert [copy.evidence(e.id) for e in copy.experiences()] == \
+                [original.evidence(e.id) for e in original.experiences()]
+            assert counted_folds[0] == result.copied  # its first engine resumed: it folded nothing again
+    finally:
+        source.close()
+        target.close()
+        drop_namespaces(postgres_url, namespace)

@@ -124,17 +124,36 @@ class PostgresStore:
         rows = self.rows
         if rows is not None:
             return rows.append(batch)  # it retries a write that surely did not commit
+        return self._append_logged(batch, keep_tail=True)
+
+    def append_unfolded(self, events: Sequence[Event]) -> list[Event]:
+        """Append as the log mode does, in either mode (`UnfoldedAppendStore`): a new namespace numbers them from 1,
+        and its rows are marked for a build (`FoldedRows.build`), which a copy's check's fold then makes."""
+        check_appendable(events)
+        batch = list(events)
+        if not batch:
+            return []
+        if self.rows is None:
+            return self._append_logged(batch, keep_tail=True)
+        # Under the write lock held exclusively: the fold-mode writes in flight have committed, so the events
+        # go after every seq the namespace holds, and none commits while they do. A reader that folded the log
+        # through a later seq would pass over them for good (`locks.settled`). No tail is kept either: a
+        # read-back in the fold mode may lack a late event.
+        with self.rows.exclusive():
+            return self._append_logged(batch, keep_tail=False)
+
+    def _append_logged(self, batch: list[Event], *, keep_tail: bool) -> list[Event]:
         params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
-        first = self._db.retrying(lambda: self._append_once(params, batch))
+        first = self._db.retrying(lambda: self._append_once(params, batch, keep_tail))
         return [e.numbered(first + i) for i, e in enumerate(batch)]
 
-    def _append_once(self, params: dict[str, Any], events: Sequence[Event]) -> int:
+    def _append_once(self, params: dict[str, Any], events: Sequence[Event], keep_tail: bool) -> int:
         """Write one batch in the log mode; the first seq it got. Raises NotWritten when safe to retry."""
         with self._tail_lock:
             since = self._seen
             self._tail = None
         # A big batch (an import) reads nothing back: its caller has no use for its own events.
-        params["since"] = since if params["n"] <= _TAIL else _NEVER
+        params["since"] = since if params["n"] <= _TAIL and keep_tail else _NEVER
         tail: list[tuple[Any, ...]] = []
 
         def body(cur: Any, xid: list[str]) -> int:
