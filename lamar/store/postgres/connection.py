@@ -16,7 +16,7 @@ from lamar.store.base import EVENT_KINDS, Event, UnknownKind, closed_store, stor
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.postgres import server_errors
 from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
-from lamar.store.postgres.setup import READ_COMMITTED, PoolSetup
+from lamar.store.postgres.setup import READ_COMMITTED, RECONNECTS_FOR, PoolSetup
 from lamar.store.postgres.wire import keyed, timeout_param
 
 if TYPE_CHECKING:
@@ -104,8 +104,8 @@ class Connections:
         pool_log = logging.getLogger("psycopg.pool")
         if not any(isinstance(h, logging.NullHandler) for h in pool_log.handlers):
             pool_log.addHandler(logging.NullHandler())
-        self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
-                                    open=True, name=f"lamar:{namespace}", configure=self._setup)
+        self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout, open=True,
+                                    name=f"lamar:{namespace}", configure=self._setup, reconnect_timeout=RECONNECTS_FOR)
 
     # -- reads -------------------------------------------------------------------------------
 

@@ -22,6 +22,10 @@ _SETUP = f"{READ_COMMITTED}, (SELECT backend_start::text FROM pg_stat_activity W
 # lets the pool try another set-up.
 _FAILS_FOR = 5.0
 _READY = 0.05  # seconds: a wait for a ready connection, which psycopg_pool refuses at once at 0
+# Seconds the pool goes on trying to replace a lost connection (psycopg_pool's reconnect_timeout): tries 1 s and
+# 2 s apart (jittered), then none until a call asks, which tries at once. psycopg_pool's own default doubles the
+# wait for 5 minutes, so a call after a long refusal would fail until that late try, though the server is back.
+RECONNECTS_FOR = 3.0
 
 
 class PoolSetup:
@@ -70,4 +74,4 @@ class PoolSetup:
                                   f"({said}); nothing was sent, so nothing of this call was kept", fix)
 
 
-__all__ = ["READ_COMMITTED", "PoolSetup"]
+__all__ = ["READ_COMMITTED", "RECONNECTS_FOR", "PoolSetup"]
