@@ -19,6 +19,7 @@ from lamar.cli.session import (
     open_raw,
     store_source,
 )
+from lamar.cli.writers_held import writers_held
 from lamar.store import Store, location_refusal
 from lamar.store.transfer import TransferResult, transfer
 
@@ -234,13 +235,13 @@ def _copy_aside(source: Store, path: Path, *, replace: bool, append: bool, comma
             result = _copy(source, target, append=append)
         finally:
             target.close()  # SQLite folds its -wal into the file and removes it, with the -shm
-        _move_in(aside / at.name, at, replace=replace, command=command)
+        _move_in(aside / at.name, at, replace=replace, command=command, suffix=path.suffix.lower())
     return result
 
 
-def _move_in(tmp: Path, path: Path, *, replace: bool, command: str) -> None:
+def _move_in(tmp: Path, path: Path, *, replace: bool, command: str, suffix: str) -> None:
     """Move the store written at `tmp` to `path` whole, with the JSON store's caches beside it,
-    and remove the folder it was written in."""
+    and remove the folder it was written in. `suffix` names the backend of the store's writers."""
     if tmp.with_name(tmp.name + "-wal").exists():  # never moved without it: its transactions would be lost
         raise StoreError(f"the copy at {tmp} kept a -wal file its close did not fold in; {path} was left as it was: "
                          "run the command again")
@@ -252,9 +253,15 @@ def _move_in(tmp: Path, path: Path, *, replace: bool, command: str) -> None:
         os.fsync(fd)  # the copy on the disk before the rename makes it the file
     finally:
         os.close(fd)
-    if replace and _replaceable(path):
-        os.replace(tmp, path)  # atomic: the user's file, or the whole store, never half of either
-    else:
+    moved = False
+    if replace:
+        # Looked at and replaced under the lock a writer of a store there takes: its first write into the file
+        # comes before the look (its store is seen) or after the rename (into the copy).
+        with writers_held(path, suffix) as head:
+            if _replaceable(path, head):
+                os.replace(tmp, path)  # atomic: the user's file, or the whole store, never half of either
+                moved = True
+    if not moved:
         _create(tmp, path, command)
     with contextlib.suppress(OSError):
         folder = os.open(path.parent, os.O_RDONLY)
@@ -272,14 +279,16 @@ def _move_in(tmp: Path, path: Path, *, replace: bool, command: str) -> None:
         tmp.parent.rmdir()
 
 
-def _replaceable(path: Path) -> bool:
-    """Whether the file --force lets the copy replace is still there and still no store: it was checked before the
-    copy, and while the copy ran a store may have been made there (another export's moved in, an agent's first
-    write into it), which is never replaced. False when it is gone: the copy is then made new, as for no file.
-    Checked once more just before the rename, which then replaces whatever an instant between them put there."""
-    if not os.path.lexists(path):
+def _replaceable(path: Path, head: bytes | None) -> bool:
+    """Whether the file --force lets the copy replace is still there and still no store, by its first bytes `head`
+    (None: no file) read under its writers' lock: it was checked before the copy, and while the copy ran a store
+    may have been made there (another export's moved in, an agent's first write into it), which is never
+    replaced. False when it is gone: the copy is then made new, as for no file."""
+    from lamar.store.files import head_kind
+
+    if head is None:
         return False
-    if is_store_file(path):
+    if head_kind(head) is not None:
         raise UsageError(f"{path} became a Lamar store while the copy ran (another export's, or an agent's first "
                          "write); it was left as it is: name another file, or export into it with --append")
     return True

@@ -75,8 +75,9 @@ def test_export_force_replaces_a_file_lamar_did_not_write_as_the_refusal_says(ru
     with Lamar(str(json_store)) as source, Lamar(str(notes)) as copy:
         assert [e.id for e in copy.experiences()] == [e.id for e in source.experiences()]
     # Nothing of the old file, nor of the copy's making, is left beside it but the store's own files (its
-    # index, and the state the copy saved for its first readers).
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "notes.json.index", "notes.json.state"])
+    # index, the state the copy saved for its first readers, and its writers' lock, held for the rename).
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "notes.json.index", "notes.json.state",
+                                                                 "notes.json.lock"])
 
 
 def test_export_force_leaves_the_file_as_it_was_when_the_copy_fails(run_cli, tmp_path):

@@ -1,0 +1,44 @@
+"""`lamar export --out FILE.json --force` holds the lock FILE's writers take from its last look at FILE until its
+rename: an agent's first write into FILE lands before that look (and is never replaced) or after the rename, into the
+copy, never between."""
+
+from __future__ import annotations
+
+import threading
+
+from lamar import Lamar
+from lamar.cli import move
+from tests.killed import event_count
+
+
+def test_an_agents_first_write_at_the_last_instant_is_never_lost(run_cli, json_store, tmp_path, monkeypatch):
+    # The agent writes its first episode into the (empty) file the export replaces, in the instant after the
+    # export's last look at it: with the writers' lock held, its write waits for the rename and goes into the copy.
+    out = tmp_path / "notes.json"
+    out.write_text("")  # empty: not a store, and an agent opening it makes it one in place
+    real = move._replaceable
+    wrote: list[BaseException | None] = []
+    writers: list[threading.Thread] = []
+
+    def agent() -> None:
+        try:
+            with Lamar(str(out)) as lam:
+                lam.report(lam.recall({"project": "demo"}).episode_id, 1.0)
+            wrote.append(None)
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            wrote.append(exc)
+
+    def raced(*args, **kwargs):  # type: ignore[no-untyped-def]
+        answer = real(*args, **kwargs)
+        writer = threading.Thread(target=agent)
+        writers.append(writer)
+        writer.start()
+        writer.join(2.0)  # done by now unless the export's lock holds it back
+        return answer
+
+    monkeypatch.setattr(move, "_replaceable", raced)
+    done = run_cli("export", "--store", json_store, "--out", out, "--force")
+    assert done.returncode == 0, done.stderr
+    writers[0].join(30)
+    assert wrote == [None]  # the agent's write went through
+    assert event_count(out) == event_count(json_store) + 2  # into the copy: the export's events, then its two
