@@ -56,11 +56,13 @@ class SqliteStore:
         self._copies = sqlite_read_only.Copies(self.path, timeout=timeout)  # a file read from a private copy
         self._closed = False
         files.prepare(self.path, made_private=True)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
+        opened = None  # the file SQLite opened, before `_prepare` waits for a writer's lock: it may be replaced then
         try:
             if self._copies.instead_of_in_place(self._read_from):
                 self._unwritable: str | None = sqlite_checks.unwritable(self.path)
             else:
                 self._db = self._connect(str(self.path))
+                opened = file_identity(self.path)
                 self._prepare()
         except sqlite3.OperationalError as exc:
             self._unwritable = cannot_write(self.path, exc)  # what a write will say
@@ -74,7 +76,7 @@ class SqliteStore:
             self._db.close()
             self._copies.release()
             raise
-        self._file, self._identity = self.path.absolute(), file_identity(self.path)  # SQLite holds the full path
+        self._file, self._identity = self.path.absolute(), opened or file_identity(self.path)  # SQLite: full path
 
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
@@ -94,8 +96,7 @@ class SqliteStore:
         sqlite_checks.refuse_triggers(self._db, self.path)
         if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a killed process loses nothing committed; only a power cut
-        # can drop the last transactions (never corrupt the file).
+        # NORMAL in WAL mode: a killed process loses nothing committed, a power cut at most the last transactions.
         self._db.execute("PRAGMA synchronous=NORMAL")
         if self._schema_version() != SCHEMA_VERSION:
             migrate(self._db, self.path, self._schema_version)
@@ -385,8 +386,7 @@ class SqliteStore:
 
     def episodes(self) -> episode_rows.EpisodeRows | None:
         """The live episodes as the episode table holds them, and the events since (`EpisodeTableStore`);
-        None when it does not describe the log (stale, or a file older than it read where it cannot
-        be written)."""
+        None when it does not describe the log (stale, or a file older than it read where it cannot be written)."""
         return self._table(episode_rows.read)
 
     def episode_counts(self) -> episode_rows.EpisodeCounts | None:

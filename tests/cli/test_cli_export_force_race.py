@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from lamar import Lamar
+from lamar import Lamar, StoreError
 from lamar.cli import move
 from tests.killed import event_count
 
@@ -42,3 +42,36 @@ def test_an_agents_first_write_at_the_last_instant_is_never_lost(run_cli, json_s
     writers[0].join(30)
     assert wrote == [None]  # the agent's write went through
     assert event_count(out) == event_count(json_store) + 2  # into the copy: the export's events, then its two
+
+
+def test_a_sqlite_agent_that_opened_the_file_is_refused_after_the_rename(run_cli, json_store, tmp_path, monkeypatch):
+    # The same, into an (empty) .db: the agent opened the file and its first write waits for SQLite's lock, which
+    # the export holds until its rename. The file it opened is gone from the name by then: the write is refused,
+    # saying so, and the copy is whole (its -wal, named by the path, would otherwise be read into the copy).
+    out = tmp_path / "notes.db"
+    out.write_text("")
+    real = move._replaceable
+    wrote: list[BaseException | None] = []
+    writers: list[threading.Thread] = []
+
+    def agent() -> None:
+        try:
+            with Lamar(str(out)) as lam:
+                lam.report(lam.recall({"project": "demo"}).episode_id, 1.0)
+            wrote.append(None)
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            wrote.append(exc)
+
+    def raced(*args, **kwargs):  # type: ignore[no-untyped-def]
+        answer = real(*args, **kwargs)
+        writers.append(threading.Thread(target=agent))
+        writers[0].start()
+        writers[0].join(2.0)
+        return answer
+
+    monkeypatch.setattr(move, "_replaceable", raced)
+    done = run_cli("export", "--store", json_store, "--out", out, "--force")
+    assert done.returncode == 0, done.stderr
+    writers[0].join(30)
+    assert isinstance(wrote[0], StoreError) and "was replaced by another file while open" in str(wrote[0])
+    assert event_count(out) == event_count(json_store)  # the copy, whole
