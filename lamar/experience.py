@@ -343,10 +343,10 @@ class Experience:
         and a precondition or rationale that opens with its own "When" or "because" says it once.
         Only what is shown changes: ids and duplicates go by the stored texts."""
         said = bool(self.rationale.strip())
-        action = _mid_sentence(_strip(self.action, _GOES_ON if said else _ENDS), _OPENERS | _LEADS)
+        action = _clauses(_strip(self.action, _GOES_ON if said else _ENDS))
         text = f"When {_mid_sentence(_opened(_strip(self.precondition, _GOES_ON), 'when'), _LEADS)}, {action}"
         if said:
-            text += f", because {_mid_sentence(_opened(_strip(self.rationale, _ENDS), 'because'), _LEADS)}"
+            text += f", because {_clauses(_opened(_strip(self.rationale, _ENDS), 'because'), _LEADS)}"
         return text if text.endswith(("!", "?")) else text + "."  # "once!." reads as a typo
 
     def to_dict(self) -> dict[str, Any]:
@@ -446,3 +446,28 @@ def _mid_sentence(part: str, words: frozenset[str] = _OPENERS) -> str:
     if first is None or first.group(1).lower() not in words:
         return part
     return part[0].lower() + part[1:]
+
+
+# An adverb a rule in title case puts before its verb ("Never Push to main"): the verb after it is no name.
+_ADVERBS = re.compile(r"((?i:(?:always|never|only|please|also|first|then|do not|don't|not)\s+)+)")
+
+
+def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS) -> str:
+    """`_mid_sentence` of each clause of a part: the first opens with one of `first`, each after a
+    semicolon (outside a code span) with an opener or a lead word, and a verb of `_OPENERS` after an
+    opening adverb reads in lower case too, as a rule typed in title case means no name by it.
+
+    >>> _clauses("Always run `make test`; Never Push to main")
+    'always run `make test`; never push to main'
+    """
+    pieces = re.split(r"(;\s+)", part)
+    out: list[str] = []
+    for n, piece in enumerate(pieces):
+        if n % 2 == 0 and (n == 0 or "".join(out).count("`") % 2 == 0):
+            piece = _mid_sentence(piece, first if n == 0 else _OPENERS | _LEADS)
+            adverbs = _ADVERBS.match(piece)
+            if adverbs:
+                rest = piece[adverbs.end():]
+                piece = adverbs.group(1) + _mid_sentence(rest)
+        out.append(piece)
+    return "".join(out)

@@ -26,3 +26,26 @@ def test_the_stored_fields_keep_what_was_typed(tmp_path) -> None:
         exp = lam.get(lam.add(Experience("When the build fails", "clear DerivedData", "because it is stale")))
     assert (exp.precondition, exp.rationale) == ("When the build fails", "because it is stale")
     assert exp.render() == "When the build fails, clear DerivedData, because it is stale."
+
+
+@pytest.mark.parametrize("action, shown", [
+    # A clause after a semicolon goes on in the same sentence, as the first one does.
+    ("Always run `make test` before committing; Never Push to main",
+     "always run `make test` before committing; never push to main"),
+    ("Never commit secrets; Use the .env file", "never commit secrets; use the .env file"),
+    ("Do not Commit secrets", "do not commit secrets"),
+    ("Always Use pathlib", "always use pathlib"),
+    # A name keeps its capital, after a semicolon or an adverb alike; so does what a code span holds.
+    ("Keep the cache; Docker must run", "keep the cache; Docker must run"),
+    ("Always Docker compose up", "always Docker compose up"),
+    ("Run `a; Never b`", "run `a; Never b`"),
+    # A new sentence starts with its capital.
+    ("Run the tests. Never push to main", "run the tests. Never push to main"),
+])
+def test_a_rule_in_title_case_reads_on_in_lower_case(action: str, shown: str) -> None:
+    assert Experience("working on shop", action).render() == f"When working on shop, {shown}."
+
+
+def test_the_stored_action_keeps_its_capitals() -> None:
+    exp = Experience("working on shop", "Never Push to main")
+    assert (exp.action, exp.render()) == ("Never Push to main", "When working on shop, never push to main.")
