@@ -120,7 +120,7 @@ def resolve_rules(config: HookConfig, prompt: str, seconds: float = RULE_SECONDS
     """
     if not (config.task_rules or config.error_rules or config.corrected):
         return config
-    from lamar_claude_code.context import PROMPT_SCAN
+    from lamar.tasks import PROMPT_SCAN
     from lamar_claude_code.outcomes import FOLLOWUP_SCAN
 
     task = error = fix = None

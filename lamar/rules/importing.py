@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 PROVENANCE_SOURCE = "rules"
 FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for frontend/CLAUDE.md
+CONDITION_KEYS = ("task", "error_class")  # the scope keys a rule's own condition may set (`condition_scope`)
 # The refusal of a folder with no rules file says how to name one in Python's terms; a front end
 # with its own way to name a file (the CLI's --file) puts that in its place.
 NAME_A_FILE = "name one with files=[PATH, ...]"
@@ -198,7 +199,8 @@ def _add(lamar: Lamar, plan: ImportPlan, rules: list[Rule]) -> None:
 
 def lesson_of(rule: Rule, project: str) -> Experience:
     """The candidate lesson for one rule: "When working on <project> (<context>), <the rule as written>.",
-    or "When X, Y." for a rule that states its own condition ("When X, Y", "If X, Y", "Whenever X: Y")."""
+    or "When X, Y." for a rule that states its own condition ("When X, Y", "If X, Y", "Whenever X: Y"),
+    scoped also to the failing task or error class that condition names (`condition_scope`)."""
     from lamar.rules.headings import situational
 
     # "Core Development Rules" would open every lesson of its file alike; "Testing" says when it holds.
@@ -209,7 +211,8 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     written = rule.text.rstrip(".")
     # The rule's own condition is the situation it names; prefixing the project would say "When" twice.
     # The scope still holds the lesson to its project (and folder).
-    where, action = condition(written) or (where, written)
+    stated = condition(written)
+    where, action = stated or (where, written)
     # The id is of the rule's words: "Never push." and "Never push" are one lesson.
     # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
     key = json.dumps([" ".join(written.lower().split()), sorted(scope.items()),
@@ -217,8 +220,26 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
     if rule.folder:  # recalled where the hooks say the work is (the context's `folder`), as Claude Code reads it
         scope[FOLDER_KEY] = rule.folder
+    if stated:  # after the id: a rule imported before conditions narrowed it is still the same lesson
+        scope.update(condition_scope(stated[0]))
     return Experience(where, action, "", scope=Scope(scope), status=Status.CANDIDATE,
                       id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16], provenance=provenance)
+
+
+def condition_scope(condition: str) -> dict[str, str]:
+    """The labels a rule's condition names as the hooks derive them from a prompt: a failing task
+    ("a test fails" gives task=tests_fail) and an error class ("you see a KeyError"). A condition
+    they cannot tell ("working on the API", "refactoring") names none and stays in the lesson's words.
+
+    >>> condition_scope("the build fails after a dependency bump"), condition_scope("working on the API")
+    ({'task': 'build_fails'}, {})
+    """
+    from lamar.tasks import FAILING_TASKS, error_class, task_class
+
+    labels = {"task": task} if (task := task_class(condition)) in FAILING_TASKS else {}
+    if (error := error_class(condition)) is not None:
+        labels["error_class"] = error
+    return labels
 
 
 def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experience], list[tuple[Rule, str]]]:
@@ -227,7 +248,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     from lamar.sleep.similarity import NEAR_DUPLICATE
 
     held = [e for e in lamar.experiences()
-            if e.scope.get("project") == project and set(e.scope) <= {"project", FOLDER_KEY}]
+            if e.scope.get("project") == project and set(e.scope) <= {"project", FOLDER_KEY, *CONDITION_KEYS}]
     by_id = {e.id: e for e in held}
     # Each lesson's words and commands are read once, not once per pair, and only lessons of one scope
     # are compared: a folder's copy of another folder's rule is the one recalled in that folder.
@@ -265,6 +286,10 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
             kept = (f"; it keeps its condition '{match.precondition}', not the file's '{exp.precondition}' "
                     f"(`lamar edit {match.id} --precondition` changes it)"
                     if match.id == exp.id and match.precondition != exp.precondition else "")
+            narrowed = any(match.scope.get(key) != exp.scope.get(key) for key in CONDITION_KEYS)
+            if match.id == exp.id and narrowed and not kept:
+                kept = (f"; it keeps its scope {_pairs(match.scope)}, not the rule's {_pairs(exp.scope)} "
+                        f"(`lamar edit {match.id} --scope {_pairs(exp.scope, ' ')}` narrows it)")
             skipped.append((rule, f"already held as {match.id} ({match.status.value}){kept}"))
             continue
         # As against the store, so that one import and two give the same lessons.
@@ -276,6 +301,10 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         taken.append((rule, read))
         out.append(exp)
     return out, skipped
+
+
+def _pairs(scope: Scope, between: str = ", ") -> str:
+    return between.join(f"{key}={value}" for key, value in scope.items())
 
 
 def _read(exp: Experience) -> _Read:
@@ -347,5 +376,5 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
     return rules, still + dropped
 
 
-__all__ = ["FOLDER_KEY", "PROVENANCE_SOURCE", "ImportPlan", "chosen_project", "import_rules", "lesson_of",
-           "project_name", "project_root"]
+__all__ = ["CONDITION_KEYS", "FOLDER_KEY", "PROVENANCE_SOURCE", "ImportPlan", "chosen_project", "condition_scope",
+           "import_rules", "lesson_of", "project_name", "project_root"]

@@ -14,6 +14,7 @@ import pytest
 from lamar import Experience, InvalidArgument, Lamar, Scope, Status
 from lamar.models import ScriptedModel
 from lamar.rules import import_rules, parse_rules, read_sources
+from lamar.rules.importing import condition_scope
 from lamar.rules.parse import Rule, clean
 from lamar.rules.sources import find_rule_files
 
@@ -259,8 +260,10 @@ def test_a_rule_that_states_its_condition_keeps_it_as_its_precondition(
     (tmp_path / "CLAUDE.md").write_text(f"## Style\n\n- {rule}\n")
     lam = Lamar(":memory:", holdout=0.0)
     [exp] = import_rules(lam, tmp_path, project="shop", apply=True).lessons
-    assert (exp.precondition, exp.action, dict(exp.scope)) == (precondition, action, {"project": "shop"})
-    assert lam.recall({"project": "shop"}).as_prompt().splitlines()[-2] == f"1. > {line}"
+    # A condition that names a failing task or an error narrows the scope (tests/rules/test_import_conditions.py).
+    assert (exp.precondition, exp.action) == (precondition, action)
+    assert dict(exp.scope) == {"project": "shop", **condition_scope(precondition)}
+    assert lam.recall(dict(exp.scope)).as_prompt().splitlines()[-2] == f"1. > {line}"
 
 
 def test_a_stated_condition_followed_by_what_happens_describes(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from lamar.recall import render_prompt
+from lamar.tasks import ERROR_CLASS_CHARS
 from lamar_claude_code.config import ConfigError, load_config
-from lamar_claude_code.context import ERROR_CLASS_CHARS, derive_context, error_class, task_class
+from lamar_claude_code.context import derive_context, error_class, task_class
 from lamar_claude_code.outcomes import read_followup
 
 from .conftest import Hook, git, payload, project_config
