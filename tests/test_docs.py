@@ -90,7 +90,16 @@ def test_the_readme_does_not_send_a_claude_code_user_to_the_agent_sdk_extra() ->
     # "Install the one for the framework your agent already uses" beside a list naming claude-code: a
     # Claude Code user installed the Agent SDK and its bundled binary, which the hooks never use.
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert "Claude Code's hooks and plugin need none: `claude-code` is the Agent SDK" in readme
+    assert "Claude Code's hooks need none (`claude-code` is the Agent SDK" in readme
+
+
+def test_the_pages_that_say_claude_code_needs_no_extra_name_the_plugins_mcp_extra() -> None:
+    # "the hooks and plugin need none" sent a plugin user to `claude mcp list` showing its server
+    # "Failed to connect": the plugin also starts `lamar mcp`, which needs the mcp extra.
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    install = " ".join((ROOT / "docs" / "install.md").read_text(encoding="utf-8").split())
+    assert "the plugin's MCP server needs `mcp`" in readme
+    assert "the plugin's MCP server needs the `mcp` extra" in install
 
 
 def test_the_readme_is_a_landing_page_with_the_two_setup_commands() -> None:
