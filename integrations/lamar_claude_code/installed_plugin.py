@@ -45,7 +45,8 @@ def installed_plugins(claude_dir: str | os.PathLike[str] = "~/.claude",
     """Every installed copy of Lamar's plugin ([] when Claude Code has none or its files are unreadable).
 
     Read from Claude Code's own files: `~/.claude/plugins/installed_plugins.json` (where each plugin
-    was copied) and the `enabledPlugins` and `pluginConfigs` keys of its settings files.
+    was copied), `known_marketplaces.json` (a marketplace added from a folder, whose plugin runs in
+    place) and the `enabledPlugins` and `pluginConfigs` keys of its settings files.
     """
     root = Path(claude_dir).expanduser()
     listing = _json(root / "plugins" / "installed_plugins.json").get("plugins", {})
@@ -61,12 +62,34 @@ def installed_plugins(claude_dir: str | os.PathLike[str] = "~/.claude",
         for s in settings:
             configured = ((s.get("pluginConfigs") or {}).get(plugin_id) or {}).get("options") or {}
             options.update({str(k): str(v) for k, v in configured.items() if isinstance(v, (str, int, float))})
+        in_place = _read_in_place(root, str(plugin_id).partition("@")[2])
         for copy in copies:
             path = Path(str(copy.get("installPath", ""))) if isinstance(copy, dict) else None
+            path = in_place or path
             if path is not None and path.is_dir():
                 events = tuple(_json(path / "hooks" / "hooks.json").get("hooks", {}))
                 found.append(InstalledPlugin(str(plugin_id), path, enabled, options, events))
     return found
+
+
+def _read_in_place(claude: Path, marketplace: str) -> Path | None:
+    """The folder Claude Code reads the plugin from when its marketplace was added from a folder (a
+    local clone) and lists it by a relative path: it runs the plugin there, and its cache copy, still
+    named as `installPath`, goes stale with the first `git pull`. None for any other marketplace."""
+    known = _json(claude / "plugins" / "known_marketplaces.json").get(marketplace)
+    source = known.get("source") if isinstance(known, dict) else None
+    if not isinstance(known, dict) or not isinstance(source, dict) or source.get("source") != "directory":
+        return None
+    location = known.get("installLocation") or source.get("path")
+    if not isinstance(location, str) or not location:
+        return None
+    listing = _json(Path(location, ".claude-plugin", "marketplace.json")).get("plugins")
+    for entry in listing if isinstance(listing, list) else ():
+        where = entry.get("source") if isinstance(entry, dict) else None
+        if entry.get("name") == PLUGIN_NAME and isinstance(where, str) and where.startswith("./"):
+            folder = Path(os.path.normpath(os.path.join(location, where)))
+            return folder if folder.is_dir() else None
+    return None
 
 
 def check(plugin: InstalledPlugin, timeout: float = 30.0) -> tuple[str, str]:
