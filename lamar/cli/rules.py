@@ -43,7 +43,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     from lamar.cli.session import STORE_ENV, UsageError, is_file_location, require_existing
     from lamar.engine import Lamar
     from lamar.rules import import_rules
-    from lamar.rules.importing import NAME_A_FILE
+    from lamar.rules.importing import CONDITION_KEYS, NAME_A_FILE
 
     _project(args)
     if args.create and not args.apply:
@@ -79,7 +79,10 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     verb = "added" if plan.applied else "would add"
     print(f"project {plan.project}: read {', '.join(plan.files)}")
     for exp in plan.lessons:
-        print(f"  {verb} {exp.id}  {exp.provenance['file']}:{exp.provenance['line']}  {visible(exp.render())}")
+        # A rule its own condition narrows is recalled on fewer prompts than the rest: said here, not found out later.
+        only = " and ".join(f"{key}={exp.scope[key]}" for key in CONDITION_KEYS if key in exp.scope)
+        print(f"  {verb} {exp.id}  {exp.provenance['file']}:{exp.provenance['line']}  {visible(exp.render())}"
+              + (f" (recalled only where {visible(only)})" if only else ""))
     for rule, why in plan.skipped:
         if rule.line == 0:  # a whole file
             print(f"  skipped {rule.file}  ({why})")

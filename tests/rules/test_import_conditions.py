@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from lamar import Experience, Lamar, Scope, Status
@@ -69,3 +71,16 @@ def test_a_rule_imported_before_conditions_narrowed_is_held_with_the_scope_it_ha
     assert why.startswith(f"already held as {planned.id} (candidate); it keeps its scope project=shop, "
                           "not the rule's project=shop, task=tests_fail")
     assert f"lamar edit {planned.id} --scope project=shop task=tests_fail" in why
+
+
+def test_the_cli_says_where_a_narrowed_rule_is_recalled(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text(RULES)
+    shown = subprocess.run([sys.executable, "-m", "lamar.cli", "import-rules", "--project", "shop", "--store",
+                            str(tmp_path / "store.db")], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                           check=False)
+    assert shown.returncode == 0, shown.stderr
+    lines = {line.split("  ")[-1]: line for line in shown.stdout.splitlines() if "would add" in line}
+    assert lines["When a test fails, run it alone with `pytest -x` first. (recalled only where task=tests_fail)"]
+    assert lines["When you see a KeyError, print the dict's keys first. (recalled only where error_class=KeyError)"]
+    assert "recalled only" not in lines["When working on the API, keep every endpoint backwards compatible."]
