@@ -237,7 +237,8 @@ def condition_scope(condition: str) -> dict[str, str]:
     from lamar.tasks import FAILING_TASKS, error_class, task_class
 
     labels = {"task": task} if (task := task_class(condition)) in FAILING_TASKS else {}
-    if (error := error_class(condition)) is not None:
+    # A prompt's error class is the first error it names: a condition naming two holds for either.
+    if (error := error_class(condition)) is not None and error_class(condition.replace(error, " ")) is None:
         labels["error_class"] = error
     return labels
 

@@ -84,3 +84,11 @@ def test_the_cli_says_where_a_narrowed_rule_is_recalled(tmp_path: Path) -> None:
     assert lines["When a test fails, run it alone with `pytest -x` first. (recalled only where task=tests_fail)"]
     assert lines["When you see a KeyError, print the dict's keys first. (recalled only where error_class=KeyError)"]
     assert "recalled only" not in lines["When working on the API, keep every endpoint backwards compatible."]
+
+
+def test_a_condition_naming_two_errors_is_not_narrowed_to_the_first() -> None:
+    from lamar.rules.importing import condition_scope
+
+    # A prompt names one error class, the first it holds: either error's prompt must still recall the rule.
+    assert condition_scope("a test fails with a TypeError or a KeyError") == {"task": "tests_fail"}
+    assert condition_scope("you see a KeyError") == {"error_class": "KeyError"}
