@@ -108,7 +108,27 @@ def _still_read(files: list[str], folder: Path) -> str:
             "also on the prompts where Lamar holds them out, and their evidence cannot show whether they help. "
             "To test them, take them out of those files, or keep the files for others and list them in your "
             f"own .claude/settings.local.json: \"claudeMdExcludes\": [{roots}] (Claude Code then skips them and "
-            "what they import, on this machine only)")
+            "what they import, on this machine only)" + _not_ignored(where))
+
+
+def _not_ignored(repository: Path) -> str:
+    """How to keep the personal settings file out of git, when git would commit it: with the plugin no
+    `lamar claude-code install` has listed it, and a file made by hand would carry this machine's paths."""
+    import subprocess
+
+    git = ["git", "-C", str(repository), "-c", "core.fsmonitor=false"]
+    try:
+        ignored = subprocess.run([*git, "check-ignore", "-q", "--no-index", ".claude/settings.local.json"],
+                                 capture_output=True, timeout=10, check=False)
+        if ignored.returncode != 1:  # 0: ignored already; 128: no repository, nothing to commit it
+            return ""
+        found = subprocess.run([*git, "rev-parse", "--git-path", "info/exclude"], capture_output=True, text=True,
+                               timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    exclude = (repository / found.stdout.strip()).resolve()
+    return (f"; git does not ignore .claude/settings.local.json here: add the line /.claude/settings.local.json "
+            f"to {exclude}, so it is never committed")
 
 
 def _next_step(plan: ImportPlan, fresh: bool, hooks: bool) -> str:
