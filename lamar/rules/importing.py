@@ -220,7 +220,7 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
     if rule.folder:  # recalled where the hooks say the work is (the context's `folder`), as Claude Code reads it
         scope[FOLDER_KEY] = rule.folder
-    if stated:  # after the id: a rule imported before conditions narrowed it is still the same lesson
+    if stated:  # after the id, which is of the rule's words: a store holding it scoped to the project holds this
         scope.update(condition_scope(stated[0]))
     return Experience(where, action, "", scope=Scope(scope), status=Status.CANDIDATE,
                       id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16], provenance=provenance)
@@ -290,7 +290,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
             narrowed = any(match.scope.get(key) != exp.scope.get(key) for key in CONDITION_KEYS)
             if match.id == exp.id and narrowed and not kept:
                 kept = (f"; it keeps its scope {_pairs(match.scope)}, not the rule's {_pairs(exp.scope)} "
-                        f"(`lamar edit {match.id} --scope {_pairs(exp.scope, ' ')}` narrows it)")
+                        f"(`lamar edit {match.id} --scope {_typed(exp.scope)}` narrows it)")
             skipped.append((rule, f"already held as {match.id} ({match.status.value}){kept}"))
             continue
         # As against the store, so that one import and two give the same lessons.
@@ -304,8 +304,15 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     return out, skipped
 
 
-def _pairs(scope: Scope, between: str = ", ") -> str:
-    return between.join(f"{key}={value}" for key, value in scope.items())
+def _pairs(scope: Scope) -> str:
+    return ", ".join(f"{key}={value}" for key, value in scope.items())
+
+
+def _typed(scope: Scope) -> str:
+    """The scope as `--scope` takes it, each pair quoted for the shell (`error_class='exit code 1'`)."""
+    import shlex
+
+    return " ".join(shlex.quote(f"{key}={value}") for key, value in scope.items())
 
 
 def _read(exp: Experience) -> _Read:

@@ -92,3 +92,14 @@ def test_a_condition_naming_two_errors_is_not_narrowed_to_the_first() -> None:
     # A prompt names one error class, the first it holds: either error's prompt must still recall the rule.
     assert condition_scope("a test fails with a TypeError or a KeyError") == {"task": "tests_fail"}
     assert condition_scope("you see a KeyError") == {"error_class": "KeyError"}
+
+
+def test_the_edit_the_note_names_types_a_scope_value_with_spaces_quoted(tmp_path: Path) -> None:
+    lam = Lamar(":memory:")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- When a job stops with exit code 1, rerun it once.\n")
+    [planned] = import_rules(lam, tmp_path, project="shop").lessons
+    assert dict(planned.scope) == {"project": "shop", "error_class": "exit code 1"}
+    lam.add(Experience(planned.precondition, planned.action, scope=Scope(project="shop"), id=planned.id))
+    [(_, why)] = import_rules(lam, tmp_path, project="shop").skipped
+    assert f"lamar edit {planned.id} --scope 'error_class=exit code 1' project=shop`" in why
