@@ -48,14 +48,17 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
 def ranked(eligible: list[LessonState], context: Mapping[str, str], sigma: float, policy: Policy,
            rng: random.Random) -> list[tuple[float, LessonState]]:
     """The lessons whose Thompson draw in `context` is positive, with their draws, best first
-    (cold lessons draw +inf; ties in random order): a recall wants the first `slots` of them."""
+    (cold lessons draw +inf; among ties the lesson whose scope names more of the context first, then
+    random order): a recall wants the first `slots` of them."""
     rows = []
     for state in eligible:
         draw = state.slices.sample(state.arms, context, sigma, policy.explore, policy.warmup, rng)
         if draw > 0.0:  # a NaN draw is not wanted either
-            rows.append((draw, rng.random(), state))
-    rows.sort(key=lambda row: (row[0], row[1]), reverse=True)
-    return [(draw, state) for draw, _, state in rows]
+            # A lesson scoped to this task is eligible only where its condition holds, while one scoped to the
+            # whole project competes everywhere: among untried lessons, the narrower gets its tries first.
+            rows.append((draw, len(state.experience.scope), rng.random(), state))
+    rows.sort(key=lambda row: (row[0], row[1], row[2]), reverse=True)
+    return [(draw, state) for draw, _, _, state in rows]
 
 
 def coin(state: LessonState, sigma: float, policy: Policy, context: Mapping[str, str] | None = None) -> float:
