@@ -71,8 +71,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\{\s*\"(?:tool_calls|function_call|recipient_name)\"\s*:"
         r"|\{\s*\"(?:tool|tool_name|function|name)\"\s*:\s*\"[^\"]{1,100}\"\s*,\s*\"(?:input|args|arguments"
         r"|parameters|params|command|cmd|query|code)\"\s*:"
-        r"|\"(?:tool_calls|function_call)\"\s*:"
+        r"|[\"'](?:tool_calls|function_call)[\"']\s*:"
         r"|\{\s*\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\""
+        # An item that is a call or a tool's result (OpenAI Responses' input list, Anthropic's blocks): its type
+        # says so wherever it stands among the keys, as an SDK's dump or a Python dict's repr writes them.
+        r"|[\"']type[\"']\s*:\s*[\"'](?:(?:server_|mcp_)?tool_use|(?:mcp_)?tool_result"
+        r"|(?:function|custom_tool|local_shell|shell|computer|apply_patch|mcp)_call(?:_output)?)[\"']"
+        # Gemini's and Bedrock's keys before their object, and MCP's method: each a call or its result.
+        r"|[\"'](?:functioncall|functionresponse|tooluse|toolresult)[\"']\s*:\s*[\[{]"
+        r"|[\"']method[\"']\s*:\s*[\"']tools/call[\"']"
     )),
     # A chat message written out, as an API takes it (or a ChatGPT export, or ShareGPT's "from"/"value"):
     # a turn of the system or the assistant with its words. Code that passes a variable ("content": prompt)
