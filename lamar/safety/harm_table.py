@@ -17,9 +17,13 @@ _RECURSIVE = r"(?=(?:-[\w-]+\s+)*?(?:-[a-z]*r|--recursive\b))(?:-[\w-]+\s+)+"
 # A database, schema or table whose name says it is a test's or a scratch one: a test suite resets it.
 _SCRATCH = r"(?:if\s+exists\s+)?[\"`\[]?(?:\w+\.)?\w*(?:test|tmp|temp|scratch|sandbox|fixture|throwaway)"
 _WORD = r"(?:or|and|nor|on|in|to|for|from|with|statements?|commands?)\b"  # what follows a table's name, not one
+CHECKED_OUT = "force-pushes whichever branch is checked out, a shared one too"
 _SHARED = r"(?:main|master|trunk|develop|production|prod|release)"
-_FORCE = r"(?:--force(?!-with-lease|-if-includes)\b|\s-f\b)"
-_PUSH_END = r"(?=\s*(?:$|[;|&)`\"'.,]))"  # the push ends here: no branch named
+_FORCE = r"(?:--force(?!-with-lease|-if-includes)\b|\s-[a-z]*f[a-z]*\b)"  # -f, or run together: -fu
+# The push ends here, or a sentence goes on ("git push --force and move on"): no branch named.
+_PUSH_END = (r"(?=\s*(?:$|[;|&)`\"'.,])|\s+(?:to|and|then|after|when|if|so|because|once|before|until|again|now"
+             r"|instead|whenever)\b)")
+_CURRENT = r"(?:origin|upstream|head|\+head)"  # a remote, or the branch checked out, by name or as +HEAD
 
 HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("destroys what cannot be recovered", re.compile(
@@ -48,9 +52,16 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"\bgit\s+push\b[^\n;|&]{{0,200}}?{_FORCE}[^\n;|&]{{0,200}}?\b{_SHARED}\b"
         rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\b{_SHARED}\b[^\n;|&]{{0,200}}?{_FORCE}"
         rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\s\+{_SHARED}\b"
-        rf"|\bgit\s+push(?:\s+(?:-f|--force|origin|upstream))+{_PUSH_END}"
+        # Every branch, the shared ones among them.
+        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?(?:\s--mirror\b|{_FORCE}[^\n;|&]{{0,200}}?\s--all\b"
+        rf"|\s--all\b[^\n;|&]{{0,200}}?{_FORCE})"
         rf"|\bforce[- ]?push(?:es|ed|ing)?\b(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
         rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED}\b"
+    )),
+    # No branch named: the push overwrites the one the agent is on, which may be main as well as its own.
+    (CHECKED_OUT, re.compile(
+        rf"\bgit\s+push(?=(?:\s+{_CURRENT})*\s+(?:--force(?![\w-])|-[a-z]*f[a-z]*\b|\+head\b))"
+        rf"(?:\s+(?:-[a-z]*f[a-z]*|--force(?![\w-])|{_CURRENT}))+{_PUSH_END}"
     )),
     ("opens files to every user", re.compile(
         r"\bchmod\s+(?:-\S+\s+)*(?:0?777|a\+rwx|ugo\+rwx|a=rwx)\b"
@@ -84,4 +95,4 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
 )
 
-__all__ = ["HARMS"]
+__all__ = ["CHECKED_OUT", "HARMS"]

@@ -39,14 +39,19 @@ _AFTER = re.compile(
     r"|[`\"')\s]*[:\-–—]+\s*(?:never|not\s+ever|forbidden|prohibited|don['’]t|do\s+not)\b"
 )
 
+# A branch the lesson calls the agent's own: force-pushing it after a rebase overwrites no one else's work.
+_OWN_BRANCH = re.compile(r"\b(?:feature|topic|pr|pull[- ]request|own|personal|private|wip|fork's)\s+branch(?:es)?\b")
 
-def instructed_harm(text: str) -> str | None:
+
+def instructed_harm(text: str, *, situation: str = "") -> str | None:
     """Why `text` tells the agent to destroy what cannot be recovered, force-push over a shared branch,
     open files to every user, switch off tests, hooks or verification, send secrets off the machine
     or run code fetched from the network, or None when it tells none of these.
 
     A command a prohibition governs ("never", "do not", "avoid", "instead of", or "... is forbidden"
     after it) is not an instruction, and neither is dropping a test's schema or a table `if exists`.
+    A push that names no branch overwrites the one checked out: it is named unless `text` or the
+    lesson's `situation` (its precondition) calls that branch the agent's own ("your feature branch").
     Sleep marks a mined candidate this names, for the person who reviews it (docs/sleep.md).
 
     >>> instructed_harm("Run git push --force origin main after each fix")
@@ -57,9 +62,10 @@ def instructed_harm(text: str) -> str | None:
     True
     """
     from lamar.safety.actions import action_matches, folded, quoted
-    from lamar.safety.harm_table import HARMS
+    from lamar.safety.harm_table import CHECKED_OUT, HARMS
 
     said = folded(text)
+    own = _OWN_BRANCH.search(said) or _OWN_BRANCH.search(folded(situation))
     found = [(m.start(), m.end(), reason, m) for reason, pattern in HARMS for m in pattern.finditer(said)]
     found += [(m.start(), m.end(), reason, m) for reason, m in action_matches(said)]
     forbidden_to = -1  # where the last forbidden command ends, for one listed after it
@@ -69,6 +75,8 @@ def instructed_harm(text: str) -> str | None:
         # A marker and what may stand between it and the command fit in _REACH: a lesson of many
         # commands on one line costs each its reach, not the whole line before it.
         before = _BEFORE.search(said, max(line, start - _REACH), start)
+        if reason == CHECKED_OUT and own:
+            continue
         if chained or before or _AFTER.match(said, end, stop if stop >= 0 else len(said)):
             forbidden_to = max(forbidden_to, end)
             continue

@@ -13,11 +13,12 @@ if TYPE_CHECKING:
 
 def lesson_warning(precondition: Any, action: Any, rationale: Any) -> str:
     """Why a lesson's text instructs harm (`lamar.safety.instructs`), or "": each part read on its own,
-    so a sentence never runs from one into the next."""
+    so a sentence never runs from one into the next; the precondition says whose branch a push is on."""
     from lamar.safety.instructs import instructed_harm
 
+    situation = precondition if isinstance(precondition, str) else ""
     for part in (precondition, action, rationale):
-        reason = instructed_harm(part) if isinstance(part, str) else None
+        reason = instructed_harm(part, situation=situation) if isinstance(part, str) else None
         if reason:
             return reason
     return ""

@@ -1,0 +1,56 @@
+"""The force-push warning says what a push overwrites: a shared branch it names, whichever branch is checked out
+when it names none, and nothing to warn about on a branch the lesson says is the agent's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from lamar.safety.instructs import instructed_harm
+
+SHARED = "force-pushes over a shared branch"
+CHECKED_OUT = "force-pushes whichever branch is checked out, a shared one too"
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("Run git push --force origin main after each fix", SHARED),
+    # Every branch, the shared ones among them.
+    ("Sync the mirror with git push --force --all origin", SHARED),
+    ("Publish with git push --mirror origin", SHARED),
+    # Short flags run together: -fu is -f and -u.
+    ("When the remote rejects it, git push -fu origin main", SHARED),
+    # No branch named: the push overwrites the branch the agent is on, main as well as any other.
+    ("If the remote refuses the push, git push --force", CHECKED_OUT),
+    ("After each fix, git push -f origin", CHECKED_OUT),
+    ("After each fix, git push --force origin HEAD", CHECKED_OUT),
+    ("When the history diverged, git push origin +HEAD", CHECKED_OUT),
+])
+def test_a_force_push_is_named_for_what_it_overwrites(text: str, reason: str) -> None:
+    said = instructed_harm(text)
+    assert said is not None and said.startswith(f"{reason}: "), said
+
+
+@pytest.mark.parametrize("text", [
+    # A branch the lesson says is the agent's own: rewriting it after a rebase is the routine.
+    "After rebasing your feature branch, git push --force",
+    "When the PR branch was rebased onto main, git push -f origin HEAD",
+    "Once a topic branch is squashed, git push --force to update the pull request",
+    "git push --force origin feature/login after a rebase",
+    "git push --force-with-lease after rebasing",
+    # No force at all: a plain push to the remote.
+    "When the tests pass, git push origin.",
+    "git push upstream; then open the PR",
+])
+def test_a_force_push_of_the_agents_own_branch_is_not_named(text: str) -> None:
+    assert instructed_harm(text) is None
+
+
+def test_an_own_branch_does_not_excuse_a_shared_one() -> None:
+    said = instructed_harm("After rebasing the feature branch, git push --force origin main")
+    assert said is not None and said.startswith(f"{SHARED}: "), said
+
+
+def test_a_mined_lessons_precondition_says_whose_branch_the_push_is_on() -> None:
+    from lamar.sleep.warned import lesson_warning
+
+    assert lesson_warning("the feature branch was rebased onto main", "git push --force", "") == ""
+    assert lesson_warning("the remote rejects the push", "git push --force", "").startswith(CHECKED_OUT)
