@@ -1,5 +1,6 @@
 """`instructed_harm`: why a mined lesson would have the agent destroy data, force-push, open permissions,
-switch off a check or send secrets away; a prohibition ("never", "do not", "instead of") is read as one."""
+switch off a check or send secrets away; a prohibition ("never", "do not", "instead of", a list under
+"## Never") is read as one."""
 
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ def instructed_harm(text: str, *, situation: str = "") -> str | None:
     open files to every user, switch off tests, hooks or verification, send secrets off the machine
     or run code fetched from the network, or None when it tells none of these.
 
-    A command a prohibition governs ("never", "do not", "avoid", "instead of", or "... is forbidden"
-    after it) is not an instruction, and neither is dropping a test's schema or a table `if exists`.
+    A command a prohibition governs ("never", "do not", "avoid", "instead of", "... is forbidden" after
+    it, or a heading, lead-in or parent item such as "## Never" over its list item) is not an instruction,
+    and neither is dropping a test's schema or a table `if exists`.
     A push that names no branch overwrites the one checked out: it is named unless `text` or the
     lesson's `situation` (its precondition) calls that branch the agent's own ("your feature branch").
     Sleep marks a mined candidate this names, for the person who reviews it (docs/sleep.md).
@@ -69,7 +71,16 @@ def instructed_harm(text: str, *, situation: str = "") -> str | None:
     found = [(m.start(), m.end(), reason, m) for reason, pattern in HARMS for m in pattern.finditer(said)]
     found += [(m.start(), m.end(), reason, m) for reason, m in action_matches(said)]
     forbidden_to = -1  # where the last forbidden command ends, for one listed after it
+    labels: list[str] | None = None  # each line's forbidding heading or lead-in, read when a command is found
     for start, end, reason, match in sorted(found, key=lambda item: item[:2]):
+        if "\n" in said:
+            from lamar.safety.prohibitions import forbidding_labels
+
+            # `folded` keeps the text's lines, so the original's markup says which list each command is in.
+            labels = forbidding_labels(text.splitlines()) if labels is None else labels
+            row = said.count("\n", 0, start)
+            if row < len(labels) and labels[row]:
+                continue
         line, stop = said.rfind("\n", 0, start) + 1, said.find("\n", end)
         chained = forbidden_to >= line and _CHAINED.fullmatch(said, forbidden_to, start) is not None
         # A marker and what may stand between it and the command fit in _REACH: a lesson of many

@@ -1,0 +1,115 @@
+"""`forbids` and `forbidding_labels`: a heading, a lead-in or a parent item that says the list under it is
+forbidden ("## Never", "Do not:", "- **Don'ts**"), read by the rules import, `lamar add --from` and the harm screen."""
+
+from __future__ import annotations
+
+import re
+
+# A label forbids when one of its words forbids and every other word only goes with such a word:
+# "Never", "Don'ts", "Do NOT", "Things to avoid", "What not to do", "Never do the following", "Forbidden
+# commands". Any other word makes it name something else ("Do's and Don'ts", "Never-ending jobs").
+_FORBIDDING = frozenset([
+    "never", "not", "don't", "dont", "don'ts", "donts", "dont's", "avoid", "forbidden", "prohibited", "banned",
+    "disallowed", "anti-patterns", "antipatterns", "anti-pattern", "no-go", "no-gos", "no-no", "no-nos", "mustn't",
+])
+_ALONGSIDE = frozenset([
+    "do", "to", "what", "things", "thing", "these", "this", "the", "following", "ever", "must", "you", "should",
+    "shall", "allowed", "please", "under", "any", "circumstances", "commands", "actions", "practices", "patterns",
+    "rules", "list", "strictly", "absolutely", "critical", "important", "hard", "mistakes", "we", "i", "a",
+    "at", "all", "here", "are", "is", "be", "done", "in", "repo", "project", "codebase",
+])
+_WORD = re.compile(r"[a-z][a-z'-]*")
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)[\s#]*$")
+_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)\s*$")
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+_QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
+
+
+def forbids(label: str) -> bool:
+    """Whether a heading's, a lead-in's or a parent item's words say that what they head is forbidden.
+
+    >>> [forbids(h) for h in ("Never", "Don'ts ❌", "**Things to avoid**:", "Do's and Don'ts", "Never push")]
+    [True, True, True, False, False]
+    """
+    words = _WORD.findall(label.casefold().replace("’", "'"))
+    return (any(w in _FORBIDDING for w in words)
+            and all(w in _FORBIDDING or w in _ALONGSIDE for w in words))
+
+
+def forbidding_labels(lines: list[str]) -> list[str]:
+    """For each line, the label that forbids it when it is a list item under one, else "".
+
+    A heading governs the items of its section, a lead-in that ends with a colon ("Never do these:")
+    the list right after it, in place of the heading, and an item whose words are only such a label
+    ("- **Never**:") the items nested under it. Prose lines are governed by none: under "## Never" a
+    paragraph may say what to do instead. Code blocks are skipped.
+    """
+    out: list[str] = []
+    section = lead = ""
+    lead_said = False  # a lead-in stands between the heading and the list: its word wins, forbidding or not
+    parents: list[tuple[int, str]] = []  # (indent, the label it forbids with, or "")
+    previous = ""  # the prose line before, which a setext underline makes a heading
+    fenced = False
+    for raw in lines:
+        line = _QUOTE.sub("", raw)
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced or _FENCE.match(line):
+            out.append("")
+            continue
+        heading = _HEADING.match(line)
+        if heading or (previous and _UNDERLINE.match(line)):
+            title = heading.group(1) if heading else previous
+            section, lead, lead_said, parents, previous = _label(title) if forbids(title) else "", "", False, [], ""
+            out.append("")
+            continue
+        item = _ITEM.match(line)
+        if item:
+            indent = len(item.group(1).expandtabs(4))
+            parents = [p for p in parents if p[0] < indent]
+            inherited = next((label for _, label in reversed(parents) if label), "")
+            out.append(inherited or (lead if lead_said else section))
+            parents.append((indent, _label(item.group(2)) if forbids(item.group(2)) else ""))
+            previous = ""
+            continue
+        if not line.strip():
+            out.append("")
+            previous = ""
+            continue
+        if parents and line[:1].isspace():  # an item's next line
+            out.append(out[-1] if out else "")
+            continue
+        parents, previous = [], line.strip()
+        if line.rstrip().endswith(":"):
+            lead, lead_said = (_label(line), True) if forbids(line) else ("", not _neutral(line))
+        else:
+            lead, lead_said = "", False
+        out.append("")
+    return out
+
+
+def opens_forbidding(text: str) -> bool:
+    """Whether a rule's own words open with a prohibition ("Never ...", "**Don't** ...", "Avoid ...").
+
+    >>> opens_forbidding("**Never** push to main"), opens_forbidding("Push to main without review")
+    (True, False)
+    """
+    return bool(_OPENS.match(text.casefold().replace("’", "'")))
+
+
+_OPENS = re.compile(r"^[\s*_`>~\[\]()!-]*(?:never|don't|dont|do\s+not|avoid|no\b|not\b|must\s+not|mustn't"
+                    r"|stop|refrain|forbidden|prohibited|under\s+no\s+circumstances)")
+
+
+def _label(text: str) -> str:
+    """A label as a lesson carries it: its words without emphasis, emoji or the closing colon."""
+    return " ".join(re.sub(r"[^\w\s'’-]", " ", text).split()).strip(" -")
+
+
+def _neutral(text: str) -> bool:
+    # "The following:" under "## Never" adds nothing: the heading's word stands.
+    return all(w in _ALONGSIDE for w in _WORD.findall(text.casefold()))
+
+
+__all__ = ["forbidding_labels", "forbids", "opens_forbidding"]
