@@ -202,9 +202,11 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     or "When X, Y." for a rule that states its own condition ("When X, Y", "If X, Y", "Whenever X: Y"),
     scoped also to the failing task or error class that condition names (`condition_scope`)."""
     from lamar.rules.headings import situational
+    from lamar.safety.prohibitions import forbids
 
     # "Core Development Rules" would open every lesson of its file alike; "Testing" says when it holds.
-    said = tuple(part for part in rule.context if situational(part, project))
+    # A heading that forbids ("Never") is no situation: the action carries it.
+    said = tuple(part for part in rule.context if situational(part, project) and not forbids(part))
     context = (rule.folder, *said) if rule.folder else said
     where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
@@ -213,6 +215,10 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     # The scope still holds the lesson to its project (and folder).
     stated = condition(written)
     where, action = stated or (where, written)
+    if rule.forbidden_by:
+        # "## Never" then "- push to main": the lesson says "never: push to main", as the file meant it.
+        action = f"{rule.forbidden_by}: {action}"
+        written = f"{rule.forbidden_by}: {written}"
     # The id is of the rule's words: "Never push." and "Never push" are one lesson.
     # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
     key = json.dumps([" ".join(written.lower().split()), sorted(scope.items()),

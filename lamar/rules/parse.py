@@ -95,8 +95,10 @@ _LINK = re.compile(r"\[([^\][]+)\]\((?:[^)\]]|\](?!\())*+\)")
 @dataclasses.dataclass(frozen=True)
 class Rule:
     """One rule as written: its text, where it is, the headings and parent items above it, who
-    split it out ("parser", or the model's name when a model restated a block of prose), and the
-    sub-folder it speaks for ("frontend/" for a rule of frontend/CLAUDE.md)."""
+    split it out ("parser", or the model's name when a model restated a block of prose), the
+    sub-folder it speaks for ("frontend/" for a rule of frontend/CLAUDE.md), and the heading, lead-in
+    or parent item that forbids it ("Never" for "- push to main" under "## Never") when its own words
+    do not (`lamar.safety.prohibitions`)."""
 
     text: str
     file: str
@@ -104,6 +106,7 @@ class Rule:
     context: tuple[str, ...] = ()
     by: str = "parser"
     folder: str = ""
+    forbidden_by: str = ""
 
 
 @dataclasses.dataclass
@@ -131,19 +134,26 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
     Returns:
         (rules in file order, [(block, reason)] for blocks that were not taken as rules).
     """
-    blocks = _blocks(text.splitlines())
+    from lamar.safety.prohibitions import forbidding_labels, forbids, opens_forbidding
+
+    lines = text.splitlines()
+    blocks = _blocks(lines)
+    forbidden = forbidding_labels(lines)  # an item under "## Never" says what not to do, in any words
     rules: list[Rule] = []
     left: list[tuple[Rule, str]] = []
     for block in blocks:
         body = clean(" ".join(block.text))
-        rule = Rule(body, file, block.line, (*block.headings, *block.parents))
+        by = forbidden[block.line - 1] if block.item and not opens_forbidding(body) else ""
+        rule = Rule(body, file, block.line, (*block.headings, *block.parents), forbidden_by=by)
         if not body:
             continue
+        if (block.has_children or body.endswith(":")) and forbids(body):
+            continue  # "- **Never**:", "Never do the following:": what forbids the list under it, not a rule
         if block.has_children and (body.endswith(":") or not _directs(body)):
             continue  # a label over its sub-items: their context, not a rule
         if len(body) > MAX_RULE:
             left.append((rule, f"{len(body)} characters: too long for one rule; split it into bullets"))
-        elif not _directs(body):
+        elif not (by or _directs(body)):
             left.append((rule, DESCRIBES))
         else:
             rules.append(rule)

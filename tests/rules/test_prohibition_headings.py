@@ -1,0 +1,60 @@
+"""Rules listed under a heading, a lead-in or a parent item that forbids them ("## Never" then "- push to
+main") become lessons that forbid them, not lessons that tell the agent to do them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lamar import Lamar
+from lamar.rules import import_rules
+from lamar.safety.instructs import instructed_harm
+
+RULES = """# Shop
+
+## Never
+
+- push to main
+- Force push to protected branches
+- Exposing `seen_users` through any endpoint
+- Never fix what you find: report it
+- When the deploy is red, run `git push --force origin main`
+
+## Testing
+
+- Run `make test` before every commit
+
+Never do the following:
+- merge without review
+
+- **Don'ts** ❌:
+  - skip the hooks
+"""
+
+
+def _lessons(tmp_path: Path, text: str) -> list[str]:
+    (tmp_path / "CLAUDE.md").write_text(text)
+    return [e.render() for e in import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons]
+
+
+def test_each_rule_under_a_prohibition_carries_it(tmp_path: Path) -> None:
+    assert _lessons(tmp_path, RULES) == [
+        "When working on shop, never: push to main.",
+        "When working on shop, never: Force push to protected branches.",
+        "When working on shop, never: Exposing `seen_users` through any endpoint.",
+        "When working on shop, never fix what you find: report it.",  # it says so itself
+        "When the deploy is red, never: run `git push --force origin main`.",
+        "When working on shop (Testing), run `make test` before every commit.",
+        "When working on shop (Testing), never do the following: merge without review.",
+        "When working on shop (Testing), Don'ts: skip the hooks.",  # as its word is written
+    ]
+
+
+def test_the_same_words_under_always_and_never_are_two_lessons(tmp_path: Path) -> None:
+    both = _lessons(tmp_path, "## Always\n- push to main\n\n## Never\n- push to main\n")
+    assert both == ["When working on shop (Always), push to main.", "When working on shop, never: push to main."]
+
+
+def test_the_imported_prohibition_is_not_warned_as_harm(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("## Never\n- git push --force origin main\n")
+    (lesson,) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
+    assert instructed_harm(lesson.action) is None, lesson.action
