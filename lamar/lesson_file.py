@@ -61,12 +61,16 @@ def read_lessons(text: str, *, name: str = "the text", scope: Mapping[str, str] 
     # Editors on Windows start UTF-8 files with a byte order mark; it would hide the first lesson.
     text = text.removeprefix("\ufeff")
     parse = _json_line if is_json_lines(name, text) else _markdown_line
+    lines = text.splitlines()
+    forbidden = _forbidden(lines) if parse is _markdown_line else []
     lessons: list[Experience] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         try:
             fields = parse(line)
             if fields is None:
                 continue
+            if forbidden and forbidden[number - 1]:
+                _refuse_under(forbidden[number - 1], fields)
             own_scope = fields.pop("scope", None) or {}
             provenance = {"source": "manual", "via": via, "file": name, "line": number}
             exp = Experience.from_dict({"status": status, **fields, "scope": {**scope, **own_scope},
@@ -150,6 +154,25 @@ def _json_line(line: str) -> dict[str, Any] | None:
         raise InvalidExperience(f"scope must be an object of strings, like {{\"project\": \"x\"}}; got {scope!r}")
     Scope(scope)  # an InvalidContext naming the bad field
     return data
+
+
+def _forbidden(lines: list[str]) -> list[str]:
+    from lamar.safety.prohibitions import forbidding_labels
+
+    return forbidding_labels(lines)
+
+
+def _refuse_under(label: str, fields: dict[str, Any]) -> None:
+    """Refuse a bullet under "## Never" that does not forbid in its own words: the heading only groups the
+    bullets, so the lesson read would tell the agent to do what the file forbids."""
+    from lamar.safety.prohibitions import opens_forbidding
+
+    action = str(fields["action"])
+    if opens_forbidding(action):
+        return
+    raise InvalidExperience(f"this lesson sits under {label!r}, which is not read into it, so it would tell the "
+                            f"agent to do what that forbids: write the prohibition in the bullet, like \"When "
+                            f"{fields['precondition']}, never {action}\"")
 
 
 def _markdown_line(line: str) -> dict[str, Any] | None:
