@@ -147,8 +147,8 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
         rule = Rule(body, file, block.line, (*block.headings, *block.parents), forbidden_by=by)
         if not body:
             continue
-        if (block.has_children or body.endswith(":")) and forbids(body):
-            continue  # "- **Never**:", "Never do the following:": what forbids the list under it, not a rule
+        if forbids(body):
+            continue  # "- **Never**:", "**Don'ts**", "Never do the following:": what forbids a list, not a rule
         if block.has_children and (body.endswith(":") or not _directs(body)):
             continue  # a label over its sub-items: their context, not a rule
         if len(body) > MAX_RULE:

@@ -24,6 +24,7 @@ _UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)\s*$")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
+_BOLD = re.compile(r"(\*\*|__)[^*_]+\1:?")
 
 
 def forbids(label: str) -> bool:
@@ -81,7 +82,8 @@ def forbidding_labels(lines: list[str]) -> list[str]:
             out.append(out[-1] if out else "")
             continue
         parents, previous = [], line.strip()
-        if line.rstrip().endswith(":"):
+        # A lead-in ends with a colon; a line all in bold ("**Never**", "**Never:**") stands for a heading.
+        if line.rstrip().rstrip("*_").endswith(":") or _BOLD.fullmatch(previous):
             lead, lead_said = (_label(line), True) if forbids(line) else ("", not _neutral(line))
         else:
             lead, lead_said = "", False

@@ -58,3 +58,8 @@ def test_the_imported_prohibition_is_not_warned_as_harm(tmp_path: Path) -> None:
     (tmp_path / "CLAUDE.md").write_text("## Never\n- git push --force origin main\n")
     (lesson,) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
     assert instructed_harm(lesson.action) is None, lesson.action
+
+
+def test_a_line_in_bold_that_forbids_heads_its_list_and_is_no_rule(tmp_path: Path) -> None:
+    assert _lessons(tmp_path, "**Never**\n- push to main\n\n**Don'ts:**\n- skip the hooks\n") == [
+        "When working on shop, never: push to main.", "When working on shop, Don'ts: skip the hooks."]

@@ -19,6 +19,10 @@ FORBIDDEN = [
     "> ## Do not\n> - rm -rf ~",
     "## Never\nThe following:\n1. git push --force origin main",  # a lead-in that adds nothing
     "## Never\n- git push --force origin main\n  even when CI is red",
+    # A line in bold stands for a heading: with its colon inside, outside or none.
+    "**Never:**\n- git push --force origin main",
+    "**Never**:\n- git push --force origin main",
+    "__Don't__\n\n- git push --force origin main",
 ]
 
 INSTRUCTED = [
