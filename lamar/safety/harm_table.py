@@ -58,6 +58,11 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"|\bforce[- ]?push(?:es|ed|ing)?\b(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
         rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED}\b"
     )),
+    ("deletes a shared branch", re.compile(
+        rf"\bgit\s+push(?:\s+[^\s;|&]+){{0,3}}?\s+(?:--delete|-d)(?:\s+[^\s;|&]+){{0,2}}?\s+(?:refs/heads/)?"
+        rf"{_SHARED}\b(?![/-])"
+        rf"|\bgit\s+push\s+(?:-\S+\s+)*[\w.-]+\s+:(?:refs/heads/)?{_SHARED}\b(?![/-])"
+    )),
     # No branch named: the push overwrites the one the agent is on, which may be main as well as its own.
     (CHECKED_OUT, re.compile(
         rf"\bgit\s+push(?=(?:\s+{_CURRENT})*\s+(?:--force(?![\w-])|-[a-z]*f[a-z]*\b|\+head\b))"

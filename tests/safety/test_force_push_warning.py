@@ -54,3 +54,22 @@ def test_a_mined_lessons_precondition_says_whose_branch_the_push_is_on() -> None
 
     assert lesson_warning("the feature branch was rebased onto main", "git push --force", "") == ""
     assert lesson_warning("the remote rejects the push", "git push --force", "").startswith(CHECKED_OUT)
+
+
+@pytest.mark.parametrize("text", [
+    "Then git push origin --delete main",
+    "git push origin :main to clean up",
+    "git push -d origin master after the release",
+])
+def test_deleting_a_shared_branch_on_the_remote_is_named(text: str) -> None:
+    said = instructed_harm(text)
+    assert said is not None and said.startswith("deletes a shared branch: "), said
+
+
+@pytest.mark.parametrize("text", [
+    "git push --delete origin feature/login once it is merged into main",
+    "git push origin :old-topic",
+    "Never run git push origin --delete main",
+])
+def test_deleting_another_branch_or_forbidding_it_is_not_named(text: str) -> None:
+    assert instructed_harm(text) is None
