@@ -69,8 +69,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"<\s*/?\s*(?:tool_call|tool_calls|tool_use|tool_result|tool_code|function_calls?|function_results?"
         r"|invoke|antml:[a-z_]+|function=[\w.-]+|parameter\s+name)\b[^<>]{0,200}>"
         r"|\{\s*\"(?:tool_calls|function_call|recipient_name)\"\s*:"
-        r"|\{\s*\"(?:tool|tool_name|function|name)\"\s*:\s*\"[^\"]{1,100}\"\s*,\s*\"(?:input|args|arguments"
-        r"|parameters|params|command|cmd|query|code)\"\s*:"
+        r"|\{\s*[\"'](?:tool|tool_name|function|name)[\"']\s*:\s*(?:\"[^\"]{1,100}\"|'[^']{1,100}')\s*,\s*[\"']"
+        r"(?:input|args|arguments|parameters|params|command|cmd|query|code)[\"']\s*:"
+        r"|\btool_calls\s*=\s*\[\s*\{"  # a keyword argument holding a call (LangChain's AIMessage)
         r"|[\"'](?:tool_calls|function_call)[\"']\s*:"
         r"|\{\s*\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\""
         # An item that is a call or a tool's result (OpenAI Responses' input list, Anthropic's blocks): its type
