@@ -40,6 +40,8 @@ _AFTER = re.compile(
     r"|[`\"')\s]*[:\-–—]+\s*(?:never|not\s+ever|forbidden|prohibited|don['’]t|do\s+not)\b"
 )
 
+# "Don'ts: git push --force origin main": a label that forbids (`lamar.safety.prohibitions`), then the command.
+_LABELLED = re.compile(rf"[\s*+>-]*(?P<label>[^:\n]{{1,80}}?)\s*:\s+(?:{_VERB}\s+)?{_ARTICLES}$")
 # A branch the lesson calls the agent's own: force-pushing it after a rebase overwrites no one else's work.
 _OWN_BRANCH = re.compile(r"\b(?:feature|topic|pr|pull[- ]request|own|personal|private|wip|fork's)\s+branch(?:es)?\b")
 
@@ -82,6 +84,12 @@ def instructed_harm(text: str, *, situation: str = "") -> str | None:
             if row < len(labels) and labels[row]:
                 continue
         line, stop = said.rfind("\n", 0, start) + 1, said.find("\n", end)
+        labelled = _LABELLED.match(said, line, start)
+        if labelled:
+            from lamar.safety.prohibitions import forbids
+
+            if forbids(labelled.group("label")):
+                continue
         chained = forbidden_to >= line and _CHAINED.fullmatch(said, forbidden_to, start) is not None
         # A marker and what may stand between it and the command fit in _REACH: a lesson of many
         # commands on one line costs each its reach, not the whole line before it.

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lamar import Lamar
 from lamar.rules import import_rules
 from lamar.safety.instructs import instructed_harm
@@ -54,8 +56,9 @@ def test_the_same_words_under_always_and_never_are_two_lessons(tmp_path: Path) -
     assert both == ["When working on shop (Always), push to main.", "When working on shop, never: push to main."]
 
 
-def test_the_imported_prohibition_is_not_warned_as_harm(tmp_path: Path) -> None:
-    (tmp_path / "CLAUDE.md").write_text("## Never\n- git push --force origin main\n")
+@pytest.mark.parametrize("label", ["## Never", "## Don'ts ❌", "Never do the following:", "**Things to avoid**"])
+def test_the_imported_prohibition_is_not_warned_as_harm(tmp_path: Path, label: str) -> None:
+    (tmp_path / "CLAUDE.md").write_text(f"{label}\n- git push --force origin main\n")
     (lesson,) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
     assert instructed_harm(lesson.action) is None, lesson.action
 

@@ -23,6 +23,12 @@ FORBIDDEN = [
     "**Never:**\n- git push --force origin main",
     "**Never**:\n- git push --force origin main",
     "__Don't__\n\n- git push --force origin main",
+    # The label on the command's own line, as the rules import writes a lesson under one.
+    "Don'ts: git push --force origin main",
+    "What not to do: rm -rf ~",
+    "**Never**: rm -rf ~",
+    "Anti-patterns: chmod 777 the file",
+    "never do the following: run git push --force origin main",
 ]
 
 INSTRUCTED = [
@@ -37,6 +43,8 @@ INSTRUCTED = [
     "## Never\n- push to main\n\n## Release\n- git push --force origin main",
     "- **Never**:\n  - skip review\n- git push --force origin main",
     "## Never\n```sh\n# a comment, not a heading\n```\n- push to main\n\n```\ngit push --force origin main\n```",
+    "Don'ts: skip review, then rm -rf ~",  # the label's list ends before the command
+    "Deploy: git push --force origin main",
 ]
 
 
