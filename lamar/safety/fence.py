@@ -81,8 +81,8 @@ def _role_link() -> re.Pattern[str]:
 def _call_key() -> str:
     """The pattern of a tool call's key before its object, as the APIs write one: OpenAI's "function_call" and
     "tool_calls", Gemini's "functionCall", Bedrock's "toolUse", or as a label (function_call: {...}); MCP's
-    "tools/call"; and a call's type in a block that holds it ("type": "tool_use", Anthropic's, or "function_call",
-    OpenAI Responses').
+    "tools/call"; and a call's type in a block that holds it ("type": "tool_use", Anthropic's, and its server and
+    MCP kin, or "function_call", OpenAI Responses', and its kin: "local_shell_call", "mcp_call", ...).
 
     A call opens a step the agent takes as a role word opens a turn. A key with no object after it is a
     setting or a name ("function_call": "auto", function_call_count: 3), and a method named in prose
@@ -93,7 +93,8 @@ def _call_key() -> str:
     tool, call = spelt_loosely("tool"), "ca[il1|][il1|]s?"
     function = spelt_loosely("function")
     key = rf"(?:{function}_?{call}|{tool}_?{call}|{tool}_?use)"
-    typed = rf"[\"']type[\"']\s*:\s*[\"'](?:(?:server_)?{tool}_?use|{function}_?{call})[\"']"
+    kin = rf"(?:custom_{tool}|local_shell|shell|computer|apply_patch|mcp)_{call}"  # the Responses API's other calls
+    typed = rf"[\"']type[\"']\s*:\s*[\"'](?:(?:server_|mcp_)?{tool}_?use|{function}_?{call}|{kin})[\"']"
     return rf"(?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"']|{typed}"
 
 

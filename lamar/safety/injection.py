@@ -71,16 +71,19 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\{\s*\"(?:tool_calls|function_call|recipient_name)\"\s*:"
         r"|\{\s*[\"'](?:tool|tool_name|function|name)[\"']\s*:\s*(?:\"[^\"]{1,100}\"|'[^']{1,100}')\s*,\s*[\"']"
         r"(?:input|args|arguments|parameters|params|command|cmd|query|code)[\"']\s*:"
-        r"|\btool_calls\s*=\s*\[\s*\{"  # a keyword argument holding a call (LangChain's AIMessage)
-        r"|[\"'](?:tool_calls|function_call)[\"']\s*:"
+        # A keyword argument holding a call (LangChain's AIMessage). Every branch opens with a character, never
+        # with "\b": the engine then skips to where one of those characters stands.
+        r"|t(?<![a-z0-9_]t)ool_calls\s*=\s*\[\s*\{"
         r"|\{\s*\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\""
-        # An item that is a call or a tool's result (OpenAI Responses' input list, Anthropic's blocks): its type
-        # says so wherever it stands among the keys, as an SDK's dump or a Python dict's repr writes them.
-        r"|[\"']type[\"']\s*:\s*[\"'](?:(?:server_|mcp_)?tool_use|(?:mcp_)?tool_result"
+        # One branch for every key that opens with a quote, in double or single quotes (a Python dict's repr):
+        # "tool_calls": and "function_call":; an item that is a call or a tool's result (OpenAI Responses' input
+        # list, Anthropic's blocks), its type wherever it stands among the keys; Gemini's and Bedrock's keys
+        # before their object; MCP's method.
+        r"|[\"'](?:(?:tool_calls|function_call)[\"']\s*:"
+        r"|type[\"']\s*:\s*[\"'](?:(?:server_|mcp_)?tool_use|(?:mcp_)?tool_result"
         r"|(?:function|custom_tool|local_shell|shell|computer|apply_patch|mcp)_call(?:_output)?)[\"']"
-        # Gemini's and Bedrock's keys before their object, and MCP's method: each a call or its result.
-        r"|[\"'](?:functioncall|functionresponse|tooluse|toolresult)[\"']\s*:\s*[\[{]"
-        r"|[\"']method[\"']\s*:\s*[\"']tools/call[\"']"
+        r"|(?:functioncall|functionresponse|tooluse|toolresult)[\"']\s*:\s*[\[{]"
+        r"|method[\"']\s*:\s*[\"']tools/call[\"'])"
     )),
     # A chat message written out, as an API takes it (or a ChatGPT export, or ShareGPT's "from"/"value"):
     # a turn of the system or the assistant with its words. Code that passes a variable ("content": prompt)
