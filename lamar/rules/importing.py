@@ -202,11 +202,12 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     or "When X, Y." for a rule that states its own condition ("When X, Y", "If X, Y", "Whenever X: Y"),
     scoped also to the failing task or error class that condition names (`condition_scope`)."""
     from lamar.rules.headings import situational
-    from lamar.safety.prohibitions import forbids
+    from lamar.safety.prohibitions import forbids, opens_forbidding
 
     # "Core Development Rules" would open every lesson of its file alike; "Testing" says when it holds.
-    # A heading that forbids ("Never") is no situation: the action carries it.
-    said = tuple(part for part in rule.context if situational(part, project) and not forbids(part))
+    # A heading that forbids ("Never") is no situation where the action says it; a paragraph keeps it.
+    carried = bool(rule.forbidden_by) or opens_forbidding(rule.text)
+    said = tuple(part for part in rule.context if situational(part, project) and not (carried and forbids(part)))
     context = (rule.folder, *said) if rule.folder else said
     where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
@@ -354,10 +355,15 @@ def _scrubbed(skipped: list[tuple[Rule, str]]) -> list[tuple[Rule, str]]:
 def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list[tuple[Rule, str]]]:
     """Ask the model for the rules inside the blocks the parser left out; keep only what their words support."""
     from lamar.models.protocol import call_model
+    from lamar.safety.prohibitions import forbids
     from lamar.sleep.similarity import content_words
 
     blocks = {i: rule for i, (rule, _) in enumerate(left, start=1)}
-    listing = "\n".join(f"[{i}] {rule.text}" for i, rule in blocks.items())
+    # A block under "## Never" says what not to do: read without its heading, a model would restate it as
+    # an instruction to do it.
+    forbidding = {i: next((part for part in rule.context if forbids(part)), "") for i, rule in blocks.items()}
+    listing = "\n".join(f"[{i}] " + (f"(under the heading {forbidding[i]!r}) " if forbidding[i] else "") + rule.text
+                        for i, rule in blocks.items())
     prompt = ("Below are numbered blocks from a project's instructions for coding agents. For each block that "
               "asks the agent to do or avoid something, write that instruction as one short imperative sentence "
               "in the block's own words. Answer with JSON only: a list of objects {\"block\": <number>, "
@@ -381,7 +387,7 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
                             f"{MAX_RULE} characters")))
             continue
         words = content_words(text)
-        if not words or len(words & content_words(source.text)) < 0.6 * len(words):
+        if not words or len(words & content_words(f"{forbidding[number]} {source.text}")) < 0.6 * len(words):
             dropped.append((Rule(text, source.file, source.line), "the model's rule uses words the block does not"))
             continue
         rules.append(dataclasses.replace(source, text=text, by=str(getattr(model, "model", "") or "model")))

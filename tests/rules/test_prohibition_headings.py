@@ -66,3 +66,21 @@ def test_the_imported_prohibition_is_not_warned_as_harm(tmp_path: Path, label: s
 def test_a_line_in_bold_that_forbids_heads_its_list_and_is_no_rule(tmp_path: Path) -> None:
     assert _lessons(tmp_path, "**Never**\n- push to main\n\n**Don'ts:**\n- skip the hooks\n") == [
         "When working on shop, never: push to main.", "When working on shop, Don'ts: skip the hooks."]
+
+
+def test_a_paragraph_under_a_prohibition_keeps_it_as_context(tmp_path: Path) -> None:
+    # A paragraph may say what to do instead, so it is not made a prohibition; the heading still shows.
+    assert _lessons(tmp_path, "## Never\n\nPush to main only through a PR.\n") == [
+        "When working on shop (Never), push to main only through a PR."]
+
+
+def test_a_model_restating_prose_is_told_the_heading_that_forbids_it(tmp_path: Path) -> None:
+    import json
+
+    from lamar.models import ScriptedModel
+
+    (tmp_path / "CLAUDE.md").write_text("## Never\n\nPushing directly to main, because CI will not run.\n")
+    model = ScriptedModel([json.dumps([{"block": 1, "rule": "Never push directly to main"}])], model="m")
+    (lesson,) = import_rules(Lamar(":memory:"), tmp_path, project="shop", model=model).lessons
+    assert "[1] (under the heading 'Never') Pushing directly to main" in model.prompts[0]
+    assert lesson.render() == "When working on shop, never push directly to main."
