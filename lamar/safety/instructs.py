@@ -52,8 +52,8 @@ def instructed_harm(text: str, *, situation: str = "") -> str | None:
     or run code fetched from the network, or None when it tells none of these.
 
     A command a prohibition governs ("never", "do not", "avoid", "instead of", "... is forbidden" after
-    it, or a heading, lead-in or parent item such as "## Never" over its list item) is not an instruction,
-    and neither is dropping a test's schema or a table `if exists`.
+    it, a heading, lead-in or parent item such as "## Never" over its list item, or such a label opening
+    its line) is not an instruction, and neither is dropping a test's schema or a table `if exists`.
     A push that names no branch overwrites the one checked out: it is named unless `text` or the
     lesson's `situation` (its precondition) calls that branch the agent's own ("your feature branch").
     Sleep marks a mined candidate this names, for the person who reviews it (docs/sleep.md).
@@ -74,13 +74,14 @@ def instructed_harm(text: str, *, situation: str = "") -> str | None:
     found += [(m.start(), m.end(), reason, m) for reason, m in action_matches(said)]
     forbidden_to = -1  # where the last forbidden command ends, for one listed after it
     labels: list[str] | None = None  # each line's forbidding heading or lead-in, read when a command is found
+    row = counted = 0  # the line of the command, counted on from the last one's: the commands come in order
     for start, end, reason, match in sorted(found, key=lambda item: item[:2]):
         if "\n" in said:
             from lamar.safety.prohibitions import forbidding_labels
 
             # `folded` keeps the text's lines, so the original's markup says which list each command is in.
             labels = forbidding_labels(text.splitlines()) if labels is None else labels
-            row = said.count("\n", 0, start)
+            row, counted = row + said.count("\n", counted, start), start
             if row < len(labels) and labels[row]:
                 continue
         line, stop = said.rfind("\n", 0, start) + 1, said.find("\n", end)
