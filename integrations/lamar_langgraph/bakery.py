@@ -54,6 +54,9 @@ class BakeryLock:
         self._since = 0.0  # time.monotonic() when our visible beat was taken
         self._broken = True  # no continuous presence yet
         self._ended = False  # the caller's commit carried `ending()`: nothing left to release
+        self._entry = writer  # the key of our entry (see `ended`)
+        self._idle: str | None = None  # the key of the idle entry `ending()` left, which our next ticket deletes
+        self._holds = 0
 
     def __enter__(self) -> Self:
         self.acquire()
@@ -122,20 +125,25 @@ class BakeryLock:
             self._ended = False
             return
         self._ticket = 0
-        self.run([PutOp(self.namespace, self.writer, None)])
+        self.run([PutOp(self.namespace, self._entry, None)])
 
     def ending(self) -> PutOp:
         """The put that ends our hold, for a caller to send in the one statement that commits its write
         (see `LangGraphStore.append`), so that the hold cannot end before the commit is visible. It leaves
         an idle entry (neither choosing nor holding a ticket, so nobody waits for it) that the next
         holder's look clears once it is a lease old. Call `ended` once that batch has landed."""
-        return PutOp(self.namespace, self.writer, {"choosing": False, "ticket": 0, "beat": time.time()},
+        return PutOp(self.namespace, self._entry, {"choosing": False, "ticket": 0, "beat": time.time()},
                      index=False, ttl=None)
 
     def ended(self) -> None:
-        """The batch that carried `ending()` landed: the hold is over, and `release` has nothing to do."""
+        """The batch that carried `ending()` landed: the hold is over, and `release` has nothing to do. Our next
+        ticket goes under a new key: another writer's look may read the idle entry a lease old and clear it
+        after we came back, which must not clear the entry that holds our new ticket."""
         self._ticket = 0
         self._ended = True
+        self._idle = self._entry
+        self._holds += 1
+        self._entry = f"{self.writer}~{self._holds}"
 
     def fresh(self) -> bool:
         """Whether nobody can have taken us for dead: our entry's visible beat has never
@@ -151,7 +159,12 @@ class BakeryLock:
     def _announce(self, *, choosing: bool, ticket: int, first: bool = False) -> None:
         start = time.monotonic()
         value = {"choosing": choosing, "ticket": ticket, "beat": time.time()}
-        self.run([PutOp(self.namespace, self.writer, value, index=False, ttl=None)])
+        ops = [PutOp(self.namespace, self._entry, value, index=False, ttl=None)]
+        if first and self._idle is not None:
+            ops.append(PutOp(self.namespace, self._idle, None))
+        self.run(ops)
+        if first:
+            self._idle = None
         # Until this put landed, others saw our previous beat; if that one grew old, our
         # place may have been cleared in between.
         self._broken = False if first else self._broken or time.monotonic() - self._since > self.lease / 2
@@ -179,10 +192,10 @@ class BakeryLock:
     def _blocker(self) -> str | None:
         """A live writer that goes before us, or None when it is our turn."""
         now = time.time()
-        mine = (self._ticket, self.writer)
+        mine = (self._ticket, self._entry)
         dead = []
         for writer, (choosing, ticket, beat) in self._entries().items():
-            if writer == self.writer:
+            if writer == self._entry:
                 continue
             if now - beat > self.lease:
                 # A writer killed while waiting or writing (its partial batch was never committed,

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from langgraph.store.base import SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from lamar import Experience, InvalidArgument, Lamar, StoreError
@@ -78,3 +79,32 @@ def test_saving_the_state_gives_up_at_once_while_another_writer_holds_the_lock()
     assert [item.key for item in store.search(WRITERS)] == []  # nothing of ours left behind either
     lamar_store.save_state(seq, "a state")
     assert lamar_store.load_state() == "a state"
+
+
+def test_a_writer_back_from_idle_is_never_dropped_by_a_look_that_found_its_idle_entry_old() -> None:
+    """A writes less often than once a lease, so its entry from its last commit (`ending()`) is a lease old. B's
+    look reads it, A comes back and takes a ticket after B's, then B clears what it read as idle. C, taking its
+    ticket after that, must still see A: else, once B is done, A and C would both find no one before them."""
+    store = InMemoryStore()
+    a, b, c = (BakeryLock(store.batch, WRITERS, name, lease=60.0, timeout=5.0) for name in "abc")
+    a.acquire()
+    store.batch([a.ending()])
+    a.ended()
+    idle = next(item for item in store.search(WRITERS))
+    store.put(WRITERS, idle.key, {**idle.value, "beat": time.time() - 61})  # its last commit, a lease ago
+
+    def a_comes_back_after_the_look(ops: Any) -> Any:
+        found = store.batch(ops)
+        if any(isinstance(op, SearchOp) for op in ops):
+            b.run = store.batch
+            a._take_ticket()  # A's acquire, up to its wait for B
+        return found
+
+    b._take_ticket()
+    b.run = a_comes_back_after_the_look
+    assert b._blocker() is None  # B holds the lock; A waits behind B's ticket
+    c._take_ticket()
+    assert a._blocker() == b.writer and c._blocker() == b.writer
+    store.batch([b.ending()])
+    b.ended()
+    assert [a._blocker(), c._blocker()].count(None) == 1  # one of them writes, the other waits for it
