@@ -20,7 +20,7 @@ def writers_held(path: Path, suffix: str) -> Iterator[bytes | None]:
     """Hold the lock that the writers of a store at `path` take, and yield the first bytes of the file there as
     read under it (None: no file there). `suffix` names the backend its writers use: the JSON store's writers lock
     the `.lock` file beside it, and load a file replaced since they last looked; SQLite's lock the file itself, and
-    a Lamar store that opened the file before the rename refuses to write once it finds it replaced.
+    a Lamar store whose opening waited for the lock opens the file now there instead.
 
     Raises:
         StoreError: a writer held the lock past the wait; nothing was replaced.

@@ -61,9 +61,7 @@ class SqliteStore:
             if self._copies.instead_of_in_place(self._read_from):
                 self._unwritable: str | None = sqlite_checks.unwritable(self.path)
             else:
-                self._db = self._connect(str(self.path))
-                opened = file_identity(self.path)
-                self._prepare()
+                opened = self._open_in_place()
         except sqlite3.OperationalError as exc:
             self._unwritable = cannot_write(self.path, exc)  # what a write will say
             if not self.path.exists() or self._unwritable is None:
@@ -77,6 +75,23 @@ class SqliteStore:
             self._copies.release()
             raise
         self._file, self._identity = self.path.absolute(), opened or file_identity(self.path)  # SQLite: full path
+
+    def _open_in_place(self) -> tuple[int, int] | None:
+        """Connect and prepare the file; the identity of the file SQLite opened. `_prepare` may wait for another
+        writer's lock (`lamar export --force` holds it across its rename) and then write the schema into the file
+        replaced meanwhile, through a `-wal` and `-shm` named by the path, which every other process would take
+        for the new file's own: those are folded away and the file now at the path is opened instead."""
+        tries = 3
+        while True:
+            self._db = self._connect(str(self.path))
+            opened = file_identity(self.path)
+            self._prepare()
+            tries -= 1
+            moved = sqlite_checks.let_go_if_moved(self._db, self.path, opened)
+            # Deleted rather than replaced, or replaced each time: its first call says so, as for an open store.
+            if moved is None or not tries or file_identity(self.path) is None:
+                return opened
+            self._db.close()  # as the last connection to the replaced file, SQLite removes its -wal and -shm
 
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
