@@ -61,7 +61,8 @@ class SqliteStore:
             if self._copies.instead_of_in_place(self._read_from):
                 self._unwritable: str | None = sqlite_checks.unwritable(self.path)
             else:
-                opened = self._open_in_place()
+                self._db, opened = sqlite_checks.opened_in_place(self.path, lambda: self._connect(str(self.path)),
+                                                                 self._prepare)
         except sqlite3.OperationalError as exc:
             self._unwritable = cannot_write(self.path, exc)  # what a write will say
             if not self.path.exists() or self._unwritable is None:
@@ -76,23 +77,6 @@ class SqliteStore:
             raise
         self._file, self._identity = self.path.absolute(), opened or file_identity(self.path)  # SQLite: full path
 
-    def _open_in_place(self) -> tuple[int, int] | None:
-        """Connect and prepare the file; the identity of the file SQLite opened. `_prepare` may wait for another
-        writer's lock (`lamar export --force` holds it across its rename) and then write the schema into the file
-        replaced meanwhile, through a `-wal` and `-shm` named by the path, which every other process would take
-        for the new file's own: those are folded away and the file now at the path is opened instead."""
-        tries = 3
-        while True:
-            self._db = self._connect(str(self.path))
-            opened = file_identity(self.path)
-            self._prepare()
-            tries -= 1
-            moved = sqlite_checks.let_go_if_moved(self._db, self.path, opened)
-            # Deleted rather than replaced, or replaced each time: its first call says so, as for an open store.
-            if moved is None or not tries or file_identity(self.path) is None:
-                return opened
-            self._db.close()  # as the last connection to the replaced file, SQLite removes its -wal and -shm
-
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
             return sqlite3.connect(target, timeout=self._timeout, isolation_level=None, check_same_thread=False,
@@ -100,13 +84,14 @@ class SqliteStore:
         except sqlite3.Error as exc:  # SQLite's open fails with an OperationalError ("unable to open ...")
             raise open_failure(self.path, exc, self._timeout) from exc
 
-    def _prepare(self) -> None:
-        """WAL and the schema; a store already in that shape is only read (no write lock taken).
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        """WAL and the schema, through `db` (the store's from now on); a store in that shape is only read (no lock).
 
         Raises:
             CorruptStore: the file is another program's SQLite database (tables, none of them
                 Lamar's schema): it is left as it was, not given Lamar's tables.
         """
+        self._db = db
         self._lamar_version()
         sqlite_checks.refuse_triggers(self._db, self.path)
         if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":

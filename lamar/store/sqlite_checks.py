@@ -1,5 +1,5 @@
 """What a SQLite store checks of its rows, its file and its connection: each event's checksum, which
-file is at a path, whether a failed open means the file cannot be written, what to say when it
+file is at a path (and was opened), whether a failed open means the file cannot be written, what to say when it
 failed, and that no interrupted transaction is still open when a new one begins."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import contextlib
 import os
 import sqlite3
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from lamar._errors import CorruptStore, StoreError, advised
@@ -57,6 +58,24 @@ def let_go_if_moved(db: sqlite3.Connection, path: Path, opened: tuple[int, int] 
             db.execute("PRAGMA busy_timeout = 200")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     return said
+
+
+def opened_in_place(path: Path, connect: Callable[[], sqlite3.Connection],
+                    prepare: Callable[[sqlite3.Connection], None]) -> tuple[sqlite3.Connection, tuple[int, int] | None]:
+    """A connection to the file at `path`, `prepare`d, and the identity of the file it opened. `prepare` may wait
+    for another writer's lock (`lamar export --force` holds it across its rename) and then write the schema into
+    the file replaced meanwhile, through a `-wal` and `-shm` named by the path, which every other process would
+    take for the new file's own: those are folded away and the file now at the path is opened instead."""
+    tries = 3
+    while True:
+        db = connect()
+        opened = file_identity(path)
+        prepare(db)
+        tries -= 1
+        # Deleted rather than replaced, or replaced each time: its first call says so, as for an open store.
+        if let_go_if_moved(db, path, opened) is None or not tries or file_identity(path) is None:
+            return db, opened
+        db.close()  # as the last connection to the replaced file, SQLite removes its -wal and -shm
 
 
 def wal_size(path: object) -> int:
