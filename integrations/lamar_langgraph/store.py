@@ -75,7 +75,7 @@ class LangGraphStore:
         (*namespace, "keys")     <unique event key> -> {"seq"}
         (*namespace, "head")     "head" -> {"seq": the last committed event, "writer", "time"}
         (*namespace, "state")    "head" -> {"seq", "body"}: the engine's saved state (a cache)
-        (*namespace, "writers")  <writer id> -> {"choosing", "ticket", "beat"}   (the write lock)
+        (*namespace, "writers")  <writer id>[~n] -> {"choosing", "ticket", "beat"}   (the write lock)
 
     Every event is its own item and nothing is ever updated in place except the head (and an
     event's data, by `scrub`, which `Lamar.erase` uses). A writer takes the bakery lock

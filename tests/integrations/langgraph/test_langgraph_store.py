@@ -317,7 +317,7 @@ class CountedBatches(InMemoryStore):
 def test_a_recall_and_its_report_cost_sixteen_store_round_trips() -> None:
     # Per write: the engine's read before it, four for the lock, the head with the key claims, one batch
     # for the events, the head and the lock's end, and the read after it with the next events beside
-    # the head. Each was its own batch before: 24 for the docs' recall and report.
+    # the head.
     base = CountedBatches()
     lam = Lamar(LangGraphStore(base))
     lam.add(Experience("the build fails", "read the log", scope=Scope(project="p")))
