@@ -12,6 +12,7 @@ the engine's, so a world's difference is the lever's alone. The engine has none 
 installs it in this process before the worker processes fork.
 
     python tools/fading_draw.py 20 --tuning-seeds --settings m10-z2,m10-z2-always,m10-z2-n0.5 --workers 2
+    python tools/fading_draw.py 20 --tuning-seeds --settings m10-z2-idle --gym-only
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ class Setting:
     gate: float = 2.0
     when: str = "young"
     noise: float = 1.0
+    idle: bool = False
 
     @property
     def name(self) -> str:
         return (f"m{self.memory:g}-z{self.gate:g}" + ("-always" if self.when == "always" else "")
-                + ("" if self.noise == 1.0 else f"-n{self.noise:g}"))
+                + ("" if self.noise == 1.0 else f"-n{self.noise:g}") + ("-idle" if self.idle else ""))
 
 
 def setting(text: str) -> Setting:
@@ -52,7 +54,9 @@ def setting(text: str) -> Setting:
     fields: dict[str, Any] = {}
     for part in text.split("-"):
         try:
-            if part in ("always", "young"):
+            if part == "idle":
+                fields["idle"] = True
+            elif part in ("always", "young"):
                 fields["when"] = part
             elif part[:1] == "m" and float(part[1:]) > 1.0:
                 fields["memory"] = float(part[1:])
@@ -73,6 +77,7 @@ class FadingArms(selection.ArmStats):
 
     __slots__ = _OWN
     keep = 0.9  # 1 - 1 / memory, set by `installed`
+    idle = False  # whether the fading mean's evidence also fades while the lesson is absent
 
     def __init__(self) -> None:
         super().__init__()
@@ -92,6 +97,13 @@ class FadingArms(selection.ArmStats):
             self.f_w = keep * self.f_w + 1.0
             self.f_s = keep * self.f_s + reward
             self.f_q = keep * keep * self.f_q + 1.0
+        elif self.idle:
+            # what the fading mean says of the lesson now grows older while it is left out: its effective size
+            # (f_w^2 / f_q) shrinks, the gate closes, and the engine's draw tries the lesson again
+            keep = self.keep
+            self.f_w *= keep
+            self.f_s *= keep
+            self.f_q *= keep
 
     def restart_both(self, w_in: float, s_in: float, w_out: float, s_out: float) -> None:
         super().restart_both(w_in, s_in, w_out, s_out)
@@ -145,7 +157,7 @@ def installed(chosen: Setting | None) -> Iterator[None]:
     """Every lesson made while the block runs keeps a fading mean, and its draw follows `chosen` (None: the engine)."""
     arms, sample = lesson.ArmStats, features.Slices.sample
     if chosen is not None:
-        FadingArms.keep = 1.0 - 1.0 / chosen.memory
+        FadingArms.keep, FadingArms.idle = 1.0 - 1.0 / chosen.memory, chosen.idle
         lesson.ArmStats = FadingArms  # type: ignore[misc]
         features.Slices.sample = lowered(chosen)  # type: ignore[method-assign]
     try:
@@ -168,11 +180,37 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
         worlds=worlds, tuning=tuning, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds, workers=workers)
 
 
+def gym_only(settings: Sequence[Setting], *, gym_first_seed: int, gym_seeds: int, workers: int) -> list[str]:
+    """The gym's columns alone, the default's and each setting's: a quick look before the family's runs."""
+    import statistics
+
+    from lamar.gym import run_gym
+
+    lines = [f"A fading mean that lowers the draw on the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})",
+             f"{'draw':<18}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}"]
+    for chosen in (None, *settings):
+        with installed(chosen):
+            result = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"),
+                             workers=workers)
+        gym = [row for row in result.runs if row["policy"] == "lamar"]
+        pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in gym) for phase in ("pre", "post"))
+        share = 100 * statistics.mean(row["share_fossil_post"] for row in gym)
+        off = [row["fossil_off_latency"] for row in gym if row["fossil_off_latency"] is not None]
+        lines.append(f"{'default' if chosen is None else chosen.name:<18}{f'{pre:.1f} / {post:.1f}':>17}"
+                     f"{f'{share:.2f}%':>12}{statistics.median(off) if off else '-':>13}")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = sweep_frame.parser("python tools/fading_draw.py", __doc__ or "")
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
                         default=[setting("m10-z2")], help="comma-separated settings, e.g. m10-z2,m10-z2-always")
+    parser.add_argument("--gym-only", action="store_true", help="only the gym's columns (a quick look)")
     args = sweep_frame.parse(parser, argv)
+    if args.gym_only:
+        gym_only(args.settings, gym_first_seed=args.gym_first_seed, gym_seeds=args.gym_seeds, workers=args.workers)
+        return
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
                           settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds)))
 

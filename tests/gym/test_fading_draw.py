@@ -92,3 +92,17 @@ def test_settings_parse_and_the_engine_is_restored() -> None:
     with tool.installed(tool.setting("m10-z2-always")):
         assert lesson.ArmStats is tool.FadingArms and features.Slices.sample is not sample
     assert lesson.ArmStats is selection.ArmStats and features.Slices.sample is sample
+
+
+def test_left_out_a_lowered_lesson_stays_lowered_unless_its_fading_evidence_ages_with_idle() -> None:
+    tool = load_tool("fading_draw")
+    for text, lowered_after in (("m10-z2", True), ("m10-z2-idle", False)):
+        with tool.installed(tool.setting(text)):
+            arms, rng = lesson.ArmStats(), random.Random(3)
+            _feed(arms, rng, 25, 0.8, 0.5)
+            _feed(arms, rng, 15, 0.1, 0.5)
+            assert arms.fall(0.5, 2.0) > 0.0
+            for _ in range(30):  # left out: no injected reward comes to correct it
+                arms.record(0.0, False, 1.0)
+            assert (arms.fall(0.5, 2.0) > 0.0) is lowered_after, text
+    assert tool.setting("m10-z1-always-idle") == tool.Setting(10.0, 1.0, "always", 1.0, True)
