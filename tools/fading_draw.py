@@ -113,12 +113,12 @@ class FadingArms(selection.ArmStats):
     def fall(self, sigma: float, gate: float) -> float:
         """How far the fading mean sits below the undiscounted injected mean, when by more than `gate` standard
         errors of their difference (the fading mean is a weighted mean of the same rewards); else 0."""
-        if self.f_w <= 0.0 or self.w_in <= 0.0:
+        if self.f_w <= 1e-6 or self.w_in <= 0.0:  # evidence aged to nothing (idle): no fall to speak of
             return 0.0
         gap = self.s_in / self.w_in - self.f_s / self.f_w
         if gap <= 0.0:
             return 0.0
-        spread = max(self.f_q / (self.f_w * self.f_w) - 1.0 / self.w_in, 0.0)
+        spread = max(self.f_q / self.f_w / self.f_w - 1.0 / self.w_in, 0.0)
         return gap if gap > gate * sigma * math.sqrt(spread) else 0.0
 
 

@@ -105,4 +105,7 @@ def test_left_out_a_lowered_lesson_stays_lowered_unless_its_fading_evidence_ages
             for _ in range(30):  # left out: no injected reward comes to correct it
                 arms.record(0.0, False, 1.0)
             assert (arms.fall(0.5, 2.0) > 0.0) is lowered_after, text
+            for _ in range(10_000):  # evidence aged to nothing reads as no fall, not a division by zero
+                arms.record(0.0, False, 1.0)
+            assert (arms.fall(0.5, 2.0) > 0.0) is lowered_after, text
     assert tool.setting("m10-z1-always-idle") == tool.Setting(10.0, 1.0, "always", 1.0, True)
