@@ -188,6 +188,7 @@ def gym_only(settings: Sequence[Setting], *, gym_first_seed: int, gym_seeds: int
 
     lines = [f"A fading mean that lowers the draw on the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})",
              f"{'draw':<18}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}"]
+    print("\n".join(lines), flush=True)
     for chosen in (None, *settings):
         with installed(chosen):
             result = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"),

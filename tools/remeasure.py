@@ -40,7 +40,8 @@ _LIMITS, _CONTEXT, _SPEED = "docs/limitations.md", "docs/context.md", "docs/spee
 _GOALS = (_GYM, "The goals at a glance")
 _DETECTOR, _FRONTIER = "The fall detector's level and arming", "The frontier: what each point of reward buys"
 _EVERY_FALL, _ANATOMY = "A detector for every fall size", "The anatomy of a drop"
-_WINDOW = "A test inside the watch window"
+_WINDOW, _FADING = "A test inside the watch window", "A fading mean that lowers the draw"
+_FADE = "python tools/fading_draw.py 20 --tuning-seeds"
 _AUDIT = "python -m lamar.audit --runs 100 --episodes 4000 --jobs 2 --quiet"
 _MCP = "python -m lamar_mcp.bench"
 _PG, _FLEET = "docs/postgres.md", "python -m lamar.bench.fleet"
@@ -144,6 +145,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _WINDOW, "python tools/window_test.py 40 --tuning-seeds --settings fire,arm", 25),
     Measurement(_GYM, _WINDOW, "python tools/window_test.py 80 --tuning-seeds --anatomy arm", 25),
     Measurement(_GYM, _WINDOW, "python tools/window_test.py 80 --tuning-seeds --anatomy arm --spread 0.05", 25),
+    Measurement(_GYM, _FADING, f"{_FADE} --settings m10-z2,m10-z1,m20-z2,m10-z2-n0.5 --workers 2", 16),
+    Measurement(_GYM, _FADING, f"{_FADE} --settings m10-z2-idle,m10-z1-idle --workers 2", 12),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
