@@ -14,7 +14,7 @@ import pytest
 
 from lamar import Lamar
 
-from .conftest import Hook, payload, project_config
+from .conftest import Hook, lessons_given, payload, project_config
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import CLAUDE
 
@@ -121,7 +121,9 @@ def test_a_store_folder_that_takes_no_file_is_told_by_the_session_start_that_mee
 def test_one_bad_event_followed_by_a_good_one_says_nothing(hook: Hook, repo: Path) -> None:
     _quiet(hook(payload("UserPromptSubmit", "s1", repo)))  # no prompt field: logged
     assert "no string 'prompt'" in hook.log_file.read_text()
-    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")).stdout  # lessons injected
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
+    assert done.returncode == 0
+    lessons_given(hook.store, "s1", done.stdout)  # the lessons, or none and the episode held them out
     _quiet(hook(payload("SessionStart", "s2", repo, source="startup")))
     _quiet(hook(None, raw=b"[1, 2, 3]"))  # not an event at all: nothing of the setup to tell
     _quiet(hook(payload("SessionStart", "s3", repo, source="startup")))
