@@ -21,15 +21,17 @@ NOTEBOOK_TIMEOUT = 600  # seconds for a whole notebook, on a slow shared CI mach
 
 
 @pytest.fixture
-def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def kernel(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> str:
     """A kernelspec that starts ipykernel on the interpreter running the tests (the CI venv),
-    whatever `python` on PATH or an installed "python3" kernelspec would point to."""
+    whatever `python` on PATH or an installed "python3" kernelspec would point to, with its
+    temporary folder (where a notebook writes its files) among pytest's, which pytest cleans up."""
     spec_dir = tmp_path / "jupyter" / "kernels" / KERNEL
     spec_dir.mkdir(parents=True)
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "Python (tests)", "language": "python"}
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path_factory.mktemp("kernel-tmp")))
     return KERNEL
 
 
@@ -66,10 +68,13 @@ def test_the_five_notebooks_are_there() -> None:
     ]
 
 
-def test_kernel_runs_this_interpreter(kernel: str, tmp_path: Path) -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")])
+def test_kernel_runs_this_interpreter(kernel: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    code = "import sys, tempfile; print(sys.executable); print(tempfile.gettempdir())"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     out = execute(nb, kernel, tmp_path)
-    assert out.cells[0].outputs[0]["text"].strip() == sys.executable
+    executable, temporary = out.cells[0].outputs[0]["text"].splitlines()
+    assert executable == sys.executable
+    assert Path(temporary).is_relative_to(tmp_path_factory.getbasetemp())  # what a notebook writes is cleaned up
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
