@@ -104,6 +104,12 @@ def store(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hook(store: Path, env: dict[str, str]) -> Hook:
+    """The hook on `store`, with a user config that gives it a minute: its budget (2 s by default) counts
+    from the event's arrival, imports and all, and a busy machine can overrun it, when the hook rightly
+    answers nothing. A test of the budget writes its own."""
+    config = Path(env["HOME"]) / ".lamar" / "claude-code.toml"
+    config.parent.mkdir(mode=0o700)  # as Lamar makes it
+    config.write_text("[hook]\nbudget_seconds = 60\n")
     return Hook(store, env)
 
 

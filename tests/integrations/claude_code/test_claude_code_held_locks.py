@@ -29,6 +29,7 @@ def _run(hook: Hook, data: bytes) -> subprocess.CompletedProcess[bytes]:
 
 def test_a_prompt_whose_state_is_locked_injects_nothing_within_its_budget_and_says_why(
         hook: Hook, repo: Path) -> None:
+    (Path(hook.env["HOME"]) / ".lamar" / "claude-code.toml").write_text("[hook]\nbudget_seconds = 2.0\n")
     with held(Path(f"{hook.state_file}.lock")):
         done = _run(hook, json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")).encode())
     assert (done.returncode, done.stdout) == (0, b"")
