@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lamar import Lamar
 from tests.cli.conftest import Run
 from tests.docblocks import ROOT, parse
 
@@ -21,7 +22,12 @@ def test_quiet_recall_prints_the_id_alone_and_the_lessons_on_stderr(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ep_") and done.stdout.count("\n") == 1, done.stdout
     episode = done.stdout.strip()
-    assert "clear the cache" in done.stderr and episode not in done.stderr
+    # `lamar recall` has no seed to set, and the evidence coin holds the one lesson out of 4% of recalls:
+    # then stderr is rightly empty, and the logged episode says why.
+    if _injected(store, episode):
+        assert "clear the cache" in done.stderr and episode not in done.stderr
+    else:
+        assert done.stderr == "", done.stderr
     assert run_cli("report", "--store", store, episode, "shipped").returncode == 0
     # No lesson eligible: the id still, and stderr stays empty (it is the prompt a script keeps).
     none = run_cli("recall", "--quiet", "--store", store, "project=shop")
@@ -46,6 +52,16 @@ def test_the_documented_shell_recipe_reports_the_episode_it_recalled(tmp_path: P
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("reported ep_") and done.stdout.strip().endswith(": reverted"), done.stdout
-    assert "clear the cache" in (tmp_path / "agent-prompt.txt").read_text(encoding="utf-8")
+    prompt = (tmp_path / "agent-prompt.txt").read_text(encoding="utf-8")
+    episode = done.stdout.split()[1].rstrip(":")
+    assert ("clear the cache" in prompt) if _injected(store, episode) else (prompt == "")  # held out: no lesson
     shown = run_cli("stats", "--json", "--store", store)
     assert json.loads(shown.stdout)["reports"] == 1, shown.stdout
+
+
+def _injected(store: Path, episode: str) -> bool:
+    """Whether the logged episode injected its lesson; else it must have held it out."""
+    with Lamar(str(store)) as lam:
+        logged = lam.episode(episode)
+    assert logged.injected or logged.held_out, logged
+    return bool(logged.injected)
