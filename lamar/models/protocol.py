@@ -75,10 +75,12 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
     worker = threading.Thread(target=run, name="lamar-model-call", daemon=True)
     worker.start()
     wait_for(worker, timeout, at)  # an interrupt ends the call's deadline with the wait
-    if worker.is_alive():
+    alive = worker.is_alive()  # before reading the box: a call ended since has filled it
+    error = box.get("error")
+    # A call that failed past its deadline is told as the deadline's, whichever thread woke first.
+    if alive or (isinstance(error, Exception) and at.at is not None and time.monotonic() >= at.at):
         raise ModelError(f"model {name!r} did not answer within {timeout:g} s; nothing was changed: run sleep "
                          "again, or raise model_timeout if the model is slow but working")
-    error = box.get("error")
     if isinstance(error, ModelError):
         raise without_secrets(error)
     if isinstance(error, KeyboardInterrupt):

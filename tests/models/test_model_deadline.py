@@ -328,3 +328,19 @@ def test_an_interrupted_sleep_sends_no_more_requests() -> None:
     sent, after = map(int, done.stdout.split())
     assert sent >= 1
     assert after == 0
+
+
+def test_a_failure_that_ends_a_call_past_its_deadline_is_told_as_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a busy machine the call's thread can end, failing on its cut timeout, before the waiting thread
+    # wakes at the deadline: the message then blamed the request's timeout= (300 s), not model_timeout.
+    from lamar.models import protocol
+
+    class Late:
+        def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+            time.sleep(0.2)
+            raise TimeoutError("the model call's deadline passed while its answer was arriving")
+
+    # The waiting thread woken only once the call's thread ended, as a loaded scheduler may wake it.
+    monkeypatch.setattr(protocol, "wait_for", lambda worker, timeout, call: worker.join())
+    with pytest.raises(ModelError, match=r"did not answer within 0\.1 s.*raise model_timeout"):
+        call_model(Late(), "hello", max_tokens=16, timeout=0.1)
