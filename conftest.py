@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> None:
         if parts and (parts[0] == "lamar" or parts[0].startswith("lamar_")):
             importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
             return
+
+
+@pytest.fixture(autouse=True)
+def _doctest_temporary_folder(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A doctest's `tempfile.mkdtemp()` (an example a reader copies) makes its folder among pytest's,
+    which pytest cleans up, rather than one left in /tmp per run."""
+    if isinstance(request.node, pytest.DoctestItem):
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("doctest")))

@@ -165,10 +165,12 @@ def _absent_for(where: str) -> tuple[tuple[str, str], ...]:
 
 def run(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
     """Run one block alone: a fresh interpreter, `folder` as cwd and as HOME (so `~` stays inside),
-    and, for a page in ONLY, only the packages the page tells its reader to install."""
-    env = dict(os.environ, HOME=str(folder), MPLBACKEND="Agg", **absent_for(block.path))
-    return subprocess.run([sys.executable, "-c", block.code], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=600, check=False)
+    a temporary folder of its own removed after it (so what it makes with `tempfile` is not left in
+    /tmp), and, for a page in ONLY, only the packages the page tells its reader to install."""
+    with tempfile.TemporaryDirectory(prefix="lamar-docblock-") as temporary:
+        env = dict(os.environ, HOME=str(folder), TMPDIR=temporary, MPLBACKEND="Agg", **absent_for(block.path))
+        return subprocess.run([sys.executable, "-c", block.code], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=600, check=False)
 
 
 def matches(expected: str, actual: str) -> bool:
