@@ -151,10 +151,11 @@ def test_a_checkpoint_on_a_pool_of_one_connection_runs_on_the_connection_holding
     """Its calls under the lock run on the connection that holds it: none waits for a second
     connection, which a pool of one would never hand out."""
     url = namespace_url(postgres_url, namespace)
-    lam = _engine(PostgresStore(url, pool_size=1, timeout=2.0))
+    lam = _engine(PostgresStore(url, pool_size=1, timeout=5.0))
     started = time.monotonic()
     assert lam.checkpoint() is True
-    assert time.monotonic() - started < 1.0 and lam.store.read()[0].kind == "snapshot"
+    # A call that waited for a second connection would wait out the pool's 5 s timeout.
+    assert time.monotonic() - started < 4.0 and lam.store.read()[0].kind == "snapshot"
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)  # the lock was released
     fresh = Lamar(url, k=2, seed=3)
     assert fresh.stats()["episodes"] == 6
@@ -355,7 +356,7 @@ def test_a_pool_of_one_whose_lock_connection_drops_mid_checkpoint_fails_at_once(
         cut.checkpoint()
     took = time.monotonic() - started
     monkeypatch.undo()
-    assert took < 1.0 and cut.checkpoint() is True
+    assert took < 2.5 and cut.checkpoint() is True  # under one wait of the pool's 3 s: a busy machine has room
     assert cut.store.read()[0].kind == "snapshot"
     proxy.close()
     fresh = Lamar(url, k=2, seed=3)

@@ -53,7 +53,9 @@ def test_a_timeout_of_the_server_is_reported_as_itself_and_not_run_again(
         postgres_url: str, namespace: str, option: str, said: str) -> None:
     """A rewrite waits for a lock another session holds until the server's timeout ends it: a
     second run would wait as long again, and nothing was lost to reconnect."""
-    store = _store(postgres_url, namespace, options=f"-c {option}=300")
+    # A second of timeout, and under two for the call: a second run would take two, and a busy machine
+    # has room to schedule the one run.
+    store = _store(postgres_url, namespace, options=f"-c {option}=1000")
     runs = _counted(store)
     with psycopg.connect(postgres_url) as other:
         other.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, namespace))
@@ -62,7 +64,7 @@ def test_a_timeout_of_the_server_is_reported_as_itself_and_not_run_again(
             store.rewrite(1, store.read()[0])
         took = time.monotonic() - started
     assert "lost the connection" not in str(raised.value) and "reconnects" not in str(raised.value)
-    assert runs[0] == 1 and took < 0.55
+    assert runs[0] == 1 and took < 1.9
     assert [e.kind for e in store.read()] == ["status", "status"]
     assert store.rewrite(1, store.read()[0]) is True  # the lock is free: the same call works
     store.close()
