@@ -47,8 +47,14 @@ def _sqlite_exclusive(path: Path) -> Iterator[bytes | None]:
     under the lock and closed only after the connection that holds it."""
     import sqlite3
 
-    # mode=rw: a file removed meanwhile is not made anew by the lock's own open
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, timeout=_WAIT, isolation_level=None)
+    try:
+        # mode=rw: a file removed meanwhile is not made anew by the lock's own open
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, timeout=_WAIT, isolation_level=None)
+    except sqlite3.Error:
+        conn = None  # removed since the caller looked (or no file SQLite opens, which no SQLite writer writes into)
+    if conn is None:
+        yield _head(path)  # None when it is gone: the copy is made new
+        return
     fd = -1
     try:
         try:

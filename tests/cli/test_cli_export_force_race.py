@@ -4,6 +4,7 @@ copy, never between."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 from lamar import Lamar
@@ -76,3 +77,30 @@ def test_a_sqlite_agent_that_opened_the_file_writes_into_the_copy(run_cli, json_
     writers[0].join(30)
     assert wrote == [None]
     assert event_count(out) == event_count(json_store) + 2  # the copy, whole, then the agent's two
+
+
+def test_a_db_file_removed_as_the_export_locks_it_makes_the_copy_new(run_cli, json_store, tmp_path, monkeypatch):
+    # The file --force replaces is removed by someone else in the instant between the export's look for it and its
+    # lock's open: nothing is there to replace any more, so the copy is made new, as for no file.
+    out = tmp_path / "notes.db"
+    out.write_text("")  # empty: not a store, and --force replaces it
+    real_move_in, real_lexists = move._move_in, os.path.lexists
+    armed: list[bool] = []
+
+    def removed_after_the_look(path):  # type: ignore[no-untyped-def]
+        there = real_lexists(path)
+        if armed and there and os.fspath(path) == str(out):
+            armed.clear()
+            out.unlink()
+        return there
+
+    def move_in(*args, **kwargs):  # type: ignore[no-untyped-def]
+        armed.append(True)
+        return real_move_in(*args, **kwargs)
+
+    monkeypatch.setattr(move, "_move_in", move_in)
+    monkeypatch.setattr(os.path, "lexists", removed_after_the_look)
+    done = run_cli("export", "--store", json_store, "--out", out, "--force")
+    assert done.returncode == 0, done.stderr
+    assert not armed  # the file went in the race's window
+    assert event_count(out) == event_count(json_store)  # the copy, made new
