@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from lamar._errors import InvalidArgument, StoreError
@@ -138,13 +139,19 @@ class PostgresStore:
         # Under the write lock held exclusively: the fold-mode writes in flight have committed, so the events
         # go after every seq the namespace holds, and none commits while they do. A reader that folded the log
         # through a later seq would pass over them for good (`locks.settled`). No tail is kept either: a
-        # read-back in the fold mode may lack a late event.
-        with self.rows.exclusive():
-            return self._append_logged(batch, keep_tail=False)
+        # read-back in the fold mode may lack a late event. The lock is its connection's: a retry after that
+        # connection is lost takes it again, since a fold-mode write may have taken it and a seq meanwhile.
+        return self._append_logged(batch, keep_tail=False, locked=self.rows.exclusive)
 
-    def _append_logged(self, batch: list[Event], *, keep_tail: bool) -> list[Event]:
+    def _append_logged(self, batch: list[Event], *, keep_tail: bool,
+                       locked: Callable[[], AbstractContextManager[None]] = nullcontext) -> list[Event]:
         params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
-        first = self._db.retrying(lambda: self._append_once(params, batch, keep_tail))
+
+        def once() -> int:
+            with locked():
+                return self._append_once(params, batch, keep_tail)
+
+        first = self._db.retrying(once)
         return [e.numbered(first + i) for i, e in enumerate(batch)]
 
     def _append_once(self, params: dict[str, Any], events: Sequence[Event], keep_tail: bool) -> int:
