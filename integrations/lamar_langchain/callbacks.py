@@ -26,6 +26,7 @@ from lamar_langchain.conventions import EPISODE_KEY, FALLBACKS, RECALL_EVENT, RE
 from lamar_langchain.langsmith_feedback import mirror_outcome
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, handler_key, report_one, run_key, run_name
 from lamar_langchain.trace_text import episodes_in, output_text
+from lamar_langchain.trace_writes import flush_at_exit, log_failure
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class LamarCallbackHandler(GraphEvents):
         trace_path: a .jsonl file to append one trace per root run to (None: keep in memory).
         write_on: "end" writes a trace when its root run ends (outcome null; sleep can join it
             to the episode's outcome by `episode_id`); "report" waits for `report` so the trace
-            carries the outcome (`flush` writes the unreported ones).
+            carries the outcome (`flush` writes the unreported ones, and so does Python's exit).
         raise_error: let errors in this handler propagate (LangChain otherwise logs them).
         mirror_to_langsmith: also send each reported outcome to LangSmith as feedback on the
             root run (needs the `langsmith` package and its credentials).
@@ -102,6 +103,7 @@ class LamarCallbackHandler(GraphEvents):
         self._pending = Bindings()
         self._interrupted = Interrupted()
         self._by_episode: dict[str, UUID] = {}
+        flush_at_exit(self)
 
     # -- public API --------------------------------------------------------------------------
 
@@ -203,8 +205,7 @@ class LamarCallbackHandler(GraphEvents):
             return [self._trace(run) for run in self._runs.values() if run.done]
 
     def flush(self) -> int:
-        """Write the traces still waiting for a report (outcome null), and wait for the writes
-        queued from async runs. Returns how many traces this call wrote."""
+        """Write the traces held for a report (outcome null), wait for async runs' writes; returns how many."""
         self._drain()
         with self._lock:
             waiting = [run for run in self._runs.values() if run.done and not run.written]
@@ -223,8 +224,11 @@ class LamarCallbackHandler(GraphEvents):
             io.shutdown(wait=True)
 
     def _drain(self) -> None:
-        with self._lock:  # queued under the lock, so that a close in another thread cannot shut the worker first
-            done = self._io.submit(lambda: None) if self._io is not None else None
+        try:
+            with self._lock:  # queued under the lock, so that a close in another thread cannot shut the worker first
+                done = self._io.submit(lambda: None) if self._io is not None else None
+        except RuntimeError:  # at exit: Python has already run the worker's queue to its end
+            return
         if done is not None:
             done.result()  # one worker: done once everything before it is
 
@@ -336,7 +340,8 @@ class LamarCallbackHandler(GraphEvents):
             return
         finished = [rid for rid, run in self._runs.items() if run.done]
         for rid in finished[: max(0, len(finished) - self.max_runs)]:
-            for episode_id in [e for e in self._runs.pop(rid).episodes if self._by_episode.get(e) == rid]:
+            self._write(run := self._runs.pop(rid))  # a trace held for a report: written, outcome null
+            for episode_id in [e for e in run.episodes if self._by_episode.get(e) == rid]:
                 self._by_episode.pop(episode_id)  # not a carried one: it points at the run that resumed
 
     def _count(self, run_id: UUID, what: str) -> None:
@@ -405,7 +410,7 @@ class LamarCallbackHandler(GraphEvents):
             if self._io is None:
                 self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lamar-callbacks")
             future = self._io.submit(work, *args)
-        future.add_done_callback(_log_failure)
+        future.add_done_callback(log_failure)
 
     # -- LangChain events --------------------------------------------------------------------
 
@@ -490,11 +495,6 @@ class LamarCallbackHandler(GraphEvents):
             self._attach(run, data.get("episode_id"), run_id)
             if run.context is None and isinstance(data.get("context"), Mapping):
                 run.context = dict(data["context"])
-
-
-def _log_failure(future: concurrent.futures.Future[None]) -> None:
-    if future.exception() is not None:
-        log.warning("Lamar's callback handler failed to write", exc_info=future.exception())
 
 
 __all__ = ["ImplicitSignals", "LamarCallbackHandler"]
