@@ -401,8 +401,12 @@ def cmd_review(args: argparse.Namespace) -> int:
         data = _over_decisions_since(args.report, data, answered)
         data["reviewed"] = time.time()
         save_report(args.report, data)
-    left = len(data.get("proposals", [])) - len(data["approved"]) - len(data["rejected"])
-    print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided; "
+    decided = set(data["approved"]) | set(data["rejected"])
+    # An applied proposal is settled: counted apart, never as one still to decide.
+    left = sum(1 for p in report.proposals if p.id not in decided and p.id not in done)
+    settled = sum(1 for pid in done if pid not in decided)
+    applied = f", {settled} already applied" if settled else ""
+    print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided{applied}; "
           f"saved in {args.report}. Next: lamar apply {args.report}")
     return 0
 

@@ -355,6 +355,17 @@ def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale
     assert "nothing to review" in nothing.stdout and "approve?" not in nothing.stdout
 
 
+def test_reviews_count_of_undecided_leaves_out_what_is_already_applied(run_cli, json_store, make_report):
+    # A contradiction acknowledged on an earlier night comes back in every report; review said "not asked"
+    # of it, then counted it as undecided, so a review with nothing left to decide ended "1 undecided".
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    assert run_cli("apply", report, "--store", json_store, "--only", chosen["contradiction"]).returncode == 0
+    out = run_cli("review", report, "--store", json_store, stdin="y\n")
+    assert out.returncode == 0, out.stderr
+    assert "1 approved, 0 rejected, 0 undecided, 1 already applied; saved in" in out.stdout, out.stdout
+
+
 def test_review_marks_a_proposal_apply_refuses_on_its_store_check(run_cli, json_store, make_report) -> None:
     # Review marked only what describe finds malformed; a merge whose expect was edited out, which
     # apply refuses after reading the store, was asked about as if it would apply.
