@@ -58,7 +58,8 @@ def test_the_hook_reports_a_revert_of_a_commit_whose_episode_was_already_reporte
     with Lamar(str(store)) as lam:
         assert lam.episode(episode).signal == "reverted"
     (repo / "deploy.yml").write_text("grace: 90\n")  # a commit nobody reported before its revert
-    git(repo, "commit", "-q", "-a", "-m", f"raise it again\n\nLamar-Episode: {unreported}", env=env)
+    git(repo, "add", "deploy.yml", env=env)
+    git(repo, "commit", "-q", "-m", f"raise it again\n\nLamar-Episode: {unreported}", env=env)
     git(repo, "revert", "--no-edit", "HEAD", env=env)
     with Lamar(str(store)) as lam:
         assert lam.episode(unreported).signal == "reverted"
