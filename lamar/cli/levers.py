@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lamar._errors import DuplicateReport, EventConflict, LamarError
 from lamar.cli.observe import parse_pairs
@@ -14,6 +15,9 @@ from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existi
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
 from lamar.signals import Signal, to_reward
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -209,6 +213,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                          f"{shlex.quote(args.episode)}") from None
     lam = open_engine(args)
     try:
+        replacing = args.replace and _has_outcome(lam, args.episode)
         lam.report(args.episode, signal, replace=args.replace)
     except DuplicateReport as exc:
         if not exc.advice:  # final (a checkpoint sealed it): --replace is refused the same way
@@ -220,5 +225,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     label = signal.value if isinstance(signal, Signal) else f"reward {signal:+.2f}"
-    print(f"reported {args.episode}: {label}" + (" (replacing the earlier outcome)" if args.replace else ""))
+    said = " (replacing the earlier outcome)" if replacing else " (it had no outcome: nothing replaced)"
+    print(f"reported {args.episode}: {label}" + (said if args.replace else ""))
     return 0
+
+
+def _has_outcome(lam: Lamar, episode_id: str) -> bool:
+    """Whether `--replace` has an outcome to replace (a git hook passes it to every revert, reported or
+    not); an id the store does not hold is left to `report`, which refuses it with its own message."""
+    try:
+        record = lam.episode(episode_id)
+    except LamarError:
+        return False
+    return record.reward is not None or record.settled is not None

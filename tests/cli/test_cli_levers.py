@@ -76,7 +76,18 @@ def test_report_by_signal_name_then_replace_with_a_float(lamar_cli, run_cli, sto
     assert again.returncode == 1 and "already reported (reverted)" in again.stderr and "--replace" in again.stderr
     replaced = run_cli("report", episode, "-0.25", "--replace", "--store", store)
     assert replaced.returncode == 0, replaced.stderr
+    assert replaced.stdout.strip() == f"reported {episode}: reward -0.25 (replacing the earlier outcome)"
     assert Lamar(str(store)).episode(episode).reward == -0.25
+
+
+def test_replace_on_an_episode_with_no_outcome_says_it_replaced_nothing(run_cli, store):
+    # A git hook passes --replace to every revert, reported or not: the CLI said "replacing the earlier
+    # outcome" of an episode that had none.
+    with Lamar(str(store)) as lam:
+        episode = lam.recall({"project": "trace"}).episode_id
+    out = run_cli("report", episode, "reverted", "--replace", "--store", store)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"reported {episode}: reverted (it had no outcome: nothing replaced)"
 
 
 @pytest.mark.parametrize(("signal", "reward"), [("-1", -1.0), ("-0.5", -0.5), ("-0.5e0", -0.5), ("-.5", -0.5),
