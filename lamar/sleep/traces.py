@@ -240,6 +240,17 @@ def _text_lines(handle: Iterable[bytes], path: Path, size: int) -> Iterable[str]
         yield line.removeprefix("\ufeff") if number == 1 else line
 
 
+def _not_json(record: str, exc: json.JSONDecodeError) -> str:
+    """What a record that does not parse is: bad JSON, or a file's name in a list of them (as `lamar sleep
+    --traces A B` takes them), which Python reads as JSON lines."""
+    name = record.strip()
+    if len(name) < 4096 and "\n" not in name and (name.endswith((".jsonl", ".json", ".ndjson", ".gz"))
+                                                   or os.path.isfile(name)):
+        return (f"a file name, not a trace: {name!r}; pass one file as the path itself, or several as "
+                "[trace for path in paths for trace in load_traces(path)] (from lamar.sleep.traces)")
+    return f"not valid JSON ({exc.msg} at column {exc.colno})"
+
+
 _REPEATS_SAID = 5  # repeated trace ids named one by one in the log; the rest are counted in one line
 
 
@@ -265,7 +276,7 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str | bytes], *, where:
                 try:
                     parsed = json.loads(record)
                 except json.JSONDecodeError as exc:
-                    raise InvalidTrace(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                    raise InvalidTrace(_not_json(record, exc)) from None
                 except RecursionError:
                     raise InvalidTrace("JSON nested too deep to parse; a trace is a flat record") from None
                 trace = Trace.from_dict(parsed)

@@ -233,3 +233,19 @@ def test_several_processes_append_without_interleaving(tmp_path: Path) -> None:
     traces = load_traces(path)  # every line parses: no two writes interleaved
     assert len(traces) == 160
     assert {t.id for t in traces} == {f"w{w}-{i}" for w in range(4) for i in range(40)}
+
+
+def test_a_list_of_file_names_is_told_to_load_each_file(tmp_path: Path) -> None:
+    # Two workers write a file each and `lamar sleep --traces` takes both; in Python, a list of the two paths
+    # was read as two JSON lines, "item 1: not valid JSON (Expecting value at column 1)".
+    paths = [tmp_path / "traces-a.jsonl", tmp_path / "traces-b.jsonl"]
+    for n, path in enumerate(paths):
+        path.write_text(json.dumps(good(id=f"t{n}")) + "\n")
+    with pytest.raises(InvalidTrace) as refused:
+        load_traces([str(path) for path in paths])
+    message = str(refused.value)
+    assert message.startswith("item 1: a file name, not a trace:"), message
+    assert "[trace for path in paths for trace in load_traces(path)]" in message
+    assert load_traces(json.dumps(good(id="x")) for _ in range(1))[0].id == "x"  # JSON lines still read
+    with pytest.raises(InvalidTrace, match=r"item 1: not valid JSON"):
+        load_traces(["not json at all"])
