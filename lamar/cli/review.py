@@ -293,8 +293,11 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
                 edited = f", version {exp.version} now, judged at version {was}" \
                     if isinstance(was, int) and was != exp.version else ""
                 text = f" ({exp.status.value}{edited}) {shorten(exp.render(), 80)}"
-            except LamarError:  # a hand-edited id: shown as refusals show it, cut when long
-                text, shown = " (not in this store)", echoed(exp_id)
+            except LamarError:  # the lesson a candidate adds, or a hand-edited id: shown as refusals show it
+                lesson = proposal.payload.get("experience") if proposal.kind == "candidate" else None
+                adds = isinstance(lesson, Mapping) and lesson.get("id") == exp_id
+                text, shown = (" (not stored yet: apply adds it)", printed_id(exp_id)) if adds else \
+                    (" (not in this store)", echoed(exp_id))
         lines.append(f"  lesson {shown}{text}")
         ev = proposal.evidence.get(exp_id)
         if isinstance(ev, Mapping) and "traces" in ev and "verdict" not in ev:

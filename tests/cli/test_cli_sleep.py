@@ -218,6 +218,9 @@ def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, 
     reviewed = run_cli("review", tmp_path / "copy.json", "--store", store, stdin="n\nn\nq\n").stdout
     assert "support when proposed: 2 traces (reverted 2), 2 with tool errors" in reviewed
     assert "None" not in reviewed
+    # The lesson a candidate adds is not stored until apply: it read "(not in this store)", as a hand-edited id does.
+    new_id = candidate["payload"]["experience"]["id"]
+    assert f"  lesson {new_id} (not stored yet: apply adds it)" in reviewed and "not in this store" not in reviewed
     applied = run_cli("apply", tmp_path / "r.json", "--store", store, "--only", candidate["id"])
     assert applied.returncode == 0, applied.stderr
     lam = Lamar(str(store))
