@@ -132,7 +132,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             except StoreError as exc:
                 raise _store_failure("the outcome was not recorded", exc) from exc
             except (DuplicateReport, UnknownEpisode) as exc:  # the model's mistake: its answer says so
-                raise ToolException(f"the outcome was not recorded: {exc}") from exc
+                raise _not_recorded(exc) from exc
             return tool_recorded(outcome, episode_id)
 
         async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
@@ -141,7 +141,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             except StoreError as exc:
                 raise _store_failure("the outcome was not recorded", exc) from exc
             except (DuplicateReport, UnknownEpisode) as exc:  # the model's mistake: its answer says so
-                raise ToolException(f"the outcome was not recorded: {exc}") from exc
+                raise _not_recorded(exc) from exc
             return tool_recorded(outcome, episode_id)
 
         tools.append(StructuredTool.from_function(
@@ -152,6 +152,17 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
 NO_LESSONS = "no lessons this time (go on without them): Lamar could not read its store"
 
+
+
+def _not_recorded(exc: DuplicateReport | UnknownEpisode) -> ToolException:
+    """A refused report in words the model can act on: the engine's advice names the Python API's options
+    (`replace=True`, which the tool does not take, and must not: a model would use it to change its mind)."""
+    said = str(exc).removesuffix(exc.advice)
+    if isinstance(exc, DuplicateReport):
+        said += "; an episode is reported once and the first report stands" if exc.advice else ""
+    else:
+        said += ": pass the episode id that the search tool returned for this task"
+    return ToolException(f"the outcome was not recorded: {said}")
 
 def _store_failure(said: str, exc: StoreError) -> ToolException:
     """The tool's answer for a store that failed, logged too: the model reads it, and the app's log

@@ -147,6 +147,27 @@ def test_lamars_failures_are_the_tools_answer_not_the_runs_end(chat_model: Any, 
     assert "could not read its store" in answer.content and result["messages"][-1].text == "Went on without lessons."
 
 
+async def test_a_refused_report_tells_the_model_what_it_can_do_not_the_python_api() -> None:
+    # The report tool answered a second report with the engine's "pass replace=True to replace that outcome",
+    # an argument the tool does not have (and a model must not change the user's verdict), and an unknown
+    # episode with recall() and keep_unreported.
+    lam = Lamar(":memory:", seed=1)
+    lam.add(Experience("a deploy times out", "raise the grace period"))
+    search, report = create_lamar_tools(lam, report=True)
+    episode = search.invoke({"query": "deploy"}) and lam.pending()[0].episode_id
+    args = {"episode_id": episode, "outcome": "accepted", "evidence": "user: thanks"}
+    for call in (report.invoke, report.ainvoke):
+        lam.report(episode, "accepted", replace=True)
+        again = call(args)
+        again = await again if not isinstance(again, str) else again
+        assert again.startswith(f"the outcome was not recorded: episode {episode} was already reported"), again
+        assert "replace=True" not in again and "the first report stands" in again
+        unknown = call({**args, "episode_id": "ep_nope"})
+        unknown = await unknown if not isinstance(unknown, str) else unknown
+        assert "recall()" not in unknown and "keep_unreported" not in unknown, unknown
+        assert "pass the episode id that the search tool returned for this task" in unknown
+
+
 async def test_a_store_error_in_a_tool_is_logged_for_the_operator_too(tmp_path: Any,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     """The model reads what went wrong; the app's log must say it as well, once per call, or a
