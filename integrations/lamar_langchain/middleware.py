@@ -480,6 +480,10 @@ def _episode_of(result: Mapping[str, Any] | str) -> str:
     if not isinstance(result, Mapping) and isinstance(getattr(result, "value", None), Mapping):
         result = result.value  # a GraphOutput: what invoke(..., version="v2") returns
     episode_id = result.get(EPISODE_KEY) if isinstance(result, Mapping) else None
+    if episode_id is None and isinstance(result, Mapping) and EPISODE_KEY in result:  # as _without_lessons leaves it
+        raise InvalidArgument("this run has no Lamar episode: its recall failed (a warning was logged) and the run "
+                              "went on without lessons, so there is no outcome to report; skip the report when "
+                              "result['lamar_episode_id'] is None")
     if not isinstance(episode_id, str) or not episode_id:
         raise InvalidArgument("no 'lamar_episode_id' in this result: was LamarMiddleware in the agent's "
                          "middleware list, and is this the result of invoke()/ainvoke()?")

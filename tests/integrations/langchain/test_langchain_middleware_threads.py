@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lamar import Experience, InvalidContext, Lamar, Scope
+from lamar import Experience, InvalidArgument, InvalidContext, Lamar, Scope
 from lamar.recall import FENCE_OPEN
 from lamar_langchain import LamarCallbackHandler, LamarMiddleware
 
@@ -293,6 +293,26 @@ async def test_a_broken_store_costs_the_lessons_not_the_turn_with_no_context(cha
     message = {"messages": [{"role": "user", "content": "hi"}]}
     result = agent.invoke(message) if mode == "invoke" else await agent.ainvoke(message)
     assert result["messages"][-1].text == "ok" and result["lamar_episode_id"] is None
+
+
+def test_reporting_a_run_whose_recall_failed_open_says_so(chat_model: Any, tmp_path: Any) -> None:
+    # After a store outage the app's outcome code reported the result as usual and was asked whether
+    # LamarMiddleware was in the agent's middleware list at all: it was, and its recall had failed open.
+    path = tmp_path / "lessons.json"
+    lam = Lamar(str(path))
+    lam.add(Experience("a deploy times out", "raise the grace period", scope=Scope(project="shop")))
+    with path.open("a") as out:
+        out.write("{garbage\n")
+    middleware = LamarMiddleware(lam, {"project": "shop"})
+    result = create_agent(chat_model("ok"), [], middleware=[middleware]).invoke(
+        {"messages": [{"role": "user", "content": "hi"}]})
+    with pytest.raises(InvalidArgument) as refused:
+        middleware.report(result, "accepted")
+    said = str(refused.value)
+    assert "middleware list" not in said, said
+    assert "its recall failed" in said and "result['lamar_episode_id'] is None" in said
+    with pytest.raises(InvalidArgument, match="middleware list"):
+        middleware.report({"messages": []}, "accepted")  # no key at all: the middleware never ran
 
 
 @pytest.mark.parametrize("lamar_first", [True, False], ids=["lamar-first", "lamar-after-retry"])
