@@ -94,6 +94,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     # `other_user` would find no socket of that address and let another user in
     server = _server_class()(uvicorn.Config(create_app(ui), log_level="warning", access_log=False,
                                             proxy_headers=False))
+    server.stopping = ui.review.running.stop  # a sleep under way would hold the stop up until the model answers
     # uvicorn stops on SIGTERM (and on SIGHUP, see `_server_class`), then raises it again: under the
     # default handler that ends the process before the `finally` below. Raised as SystemExit instead,
     # the cleanup runs first. A signal ignored (`nohup`) or handled by the caller is left as it is.
@@ -175,6 +176,7 @@ def _server_class() -> type[Any]:
     class Server(uvicorn.Server):
         serving: Coroutine[Any, Any, None] | None = None
         held: set[signal.Signals] | None = None
+        stopping: Callable[[], None] | None = None  # called as the server begins to stop
 
         def run(self, sockets: list[socket.socket] | None = None) -> None:
             self.held = _hold_signals()  # the browser has started: a child would inherit held signals
@@ -186,6 +188,11 @@ def _server_class() -> type[Any]:
         def serve(self, sockets: list[socket.socket] | None = None) -> Coroutine[Any, Any, None]:  # type: ignore[override]
             self.serving = super().serve(sockets=sockets)
             return self.serving
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if self.stopping is not None:  # before uvicorn waits for the requests under way to end
+                self.stopping()
+            await super().shutdown(sockets=sockets)
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from lamar import Lamar, LamarError
+from lamar.cancel import stop_point
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import (
@@ -30,6 +31,7 @@ from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
 from lamar.storable import storable_problem
 from lamar_ui import pages
+from lamar_ui.stoppable import Stoppable, Stopped
 
 _NOTES_KEPT = 200  # sleep-button messages kept for their tabs' reloads; older ones are dropped
 
@@ -44,6 +46,7 @@ class SleepReview:
                  page: Callable[[str, str, str], HTMLResponse], form: Callable[[Request], Awaitable[FormData]],
                  texts: Callable[[], dict[str, str]]) -> None:
         self.lam = lam
+        self.running = Stoppable()  # Run sleep and Apply, stopped with their tab or the server
         self._writer = writer or (lambda: lam)
         self.token = token
         self.report_path = report_path
@@ -136,6 +139,7 @@ class SleepReview:
                 raise ValueError(refusal)
             writer = self._writer()
             report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
+            stop_point()  # a sleep stopped once it is done still saves nothing
             with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
                 save_report(str(self.report_path), report.to_dict())
             made = _made_message(writer, report)
@@ -144,7 +148,9 @@ class SleepReview:
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
 
         try:
-            message = await run_in_threadpool(run)
+            message = await self.running.run(request, "Run sleep", run)
+        except Stopped as exc:
+            message = str(exc)
         except (LamarError, OSError, ValueError) as exc:
             message = f"sleep failed: {_said(exc)}"
         return self._told(message)
@@ -205,7 +211,9 @@ class SleepReview:
             return lam.apply(report, [pid for pid in approved if pid in sent])
 
         try:
-            result = await run_in_threadpool(check_and_apply)
+            result = await self.running.run(request, "Apply", check_and_apply)
+        except Stopped as exc:  # between two proposals: those applied stay applied, each written whole
+            return self._told(str(exc))
         except LamarError as exc:
             return self._told(f"apply failed: {exc}")
         if isinstance(result, list):
