@@ -25,46 +25,57 @@ class Stoppable:
     report nobody asked for any more, and keeps a stopping server waiting for it."""
 
     def __init__(self) -> None:
-        self._running: set[asyncio.Future[Any]] = set()
+        self._running: dict[asyncio.Future[Any], str] = {}  # each work under way, by the id its form sent
+        self._why: dict[asyncio.Future[Any], str] = {}  # why a work was stopped
 
-    async def run(self, request: Request, what: str, fn: Callable[[], T]) -> T:
+    async def run(self, request: Request, what: str, fn: Callable[[], T], *, work_id: str = "") -> T:
         """`fn()` in a thread, stopped when `request`'s client goes away or `stop` is called.
 
         Args:
             request: the request whose form is read already: what it receives next is its disconnect.
             what: the work, as the server's terminal names it when it stops ("Run sleep").
             fn: the work; it looks for the stop at `lamar.cancel.stop_point`.
+            work_id: the id the page's form sent, which its tab sends to `stop` when it closes.
 
         Raises:
             Stopped: the work stopped, once its thread did; what `fn` raises otherwise.
         """
         work = asyncio.ensure_future(in_thread(fn))
         gone = asyncio.ensure_future(_disconnected(request))
-        self._running.add(work)
+        self._running[work] = work_id
         try:
             await asyncio.wait([work, gone], return_when=asyncio.FIRST_COMPLETED)
-            if not work.done():  # the tab closed: nobody reads what the work would make
-                work.cancel()
+            if not work.done():  # the client went: nobody reads what the work would make
+                self._stop(work, _CLOSED)
                 await asyncio.wait([work])
         except asyncio.CancelledError:  # the server cancelled this request: its work stops with it
-            work.cancel()
+            self._stop(work, _STOPPING)
             await asyncio.wait([work])
             raise
         finally:
             gone.cancel()
-            self._running.discard(work)
+            del self._running[work]
+            why = self._why.pop(work, _STOPPING)
         if work.cancelled():
-            why = "the tab that asked for it closed" if gone.done() and not gone.cancelled() else \
-                "lamar ui is stopping"
             # The one place it can be said: the tab is gone, and a stopping server answers no one.
             print(f"lamar ui: {what} stopped: {why}", file=sys.stderr, flush=True)
             raise Stopped(f"{what} stopped: {why}")
         return work.result()
 
-    def stop(self) -> None:
-        """Stop all the work under way (the server is stopping): each ends at its next stop point."""
-        for work in list(self._running):
-            work.cancel()
+    def stop(self, work_id: str | None = None) -> None:
+        """Stop the work its tab's form named `work_id` (its tab closed), or all of it (None: the server is
+        stopping); each ends at its next stop point. An id of no work under way (done already) stops nothing."""
+        for work, key in list(self._running.items()):
+            if work_id is None or (work_id and key == work_id):
+                self._stop(work, _STOPPING if work_id is None else _CLOSED)
+
+    def _stop(self, work: asyncio.Future[Any], why: str) -> None:
+        self._why.setdefault(work, why)
+        work.cancel()
+
+
+_CLOSED = "the tab that asked for it closed"
+_STOPPING = "lamar ui is stopping"
 
 
 async def _disconnected(request: Request) -> None:
