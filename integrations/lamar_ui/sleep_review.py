@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from lamar import Lamar, LamarError
 from lamar.cancel import stop_point
+from lamar.cli.last_sleep import record_sleep
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import (
@@ -143,6 +144,10 @@ class SleepReview:
             with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
                 save_report(str(self.report_path), report.to_dict())
             made = _made_message(writer, report)
+            try:  # for `lamar stats`, as `lamar sleep` keeps it; the report is saved whether or not this is
+                record_sleep(writer.store.location, report, saved_to=str(self.report_path))
+            except OSError as exc:
+                made += f"; its figures for `lamar stats` were not kept ({_said(exc)})"
             if report.mining_lost:  # what was mined is in the report; what was lost is said, not dropped unseen
                 made += f"; mining read only part of the model's output: {report.mining_lost}"
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made

@@ -50,6 +50,8 @@ def holdout_cost(evidence: Mapping[str, Evidence], reports: int) -> dict[str, fl
 
 def collect_stats(lam: Lamar) -> dict[str, Any]:
     """`Lamar.stats()` plus the holdout's estimated cost and the store's size."""
+    from lamar.cli.last_sleep import last_sleep
+
     stats = lam.stats()
     evidence = {e.id: lam.evidence(e.id) for e in lam.experiences()}
     location = lam.store.location
@@ -59,6 +61,7 @@ def collect_stats(lam: Lamar) -> dict[str, Any]:
         "bytes": store_bytes(location),
         "unreported_share": stats["unreported"] / stats["episodes"] if stats["episodes"] else 0.0,
         "holdout_cost": holdout_cost(evidence, stats["reports"]),
+        "last_sleep": last_sleep(location),  # None: no `lamar sleep` recorded for this store
     }
 
 
@@ -87,6 +90,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
           f"({data['unreported_share']:.1%})")
     print(f"holdout    {data['holdout_rate']:.1%} of wanted lessons withheld; estimated cost "
           f"{cost['per_report']:.4f} reward per reported episode ({cost['total']:.2f} in all)")
+    from lamar.cli.last_sleep import sleep_lines
+
+    for name, line in zip(("sleep", "mining"), sleep_lines(data["last_sleep"])):
+        print(f"{name:<10} {line}")
     return 0
 
 

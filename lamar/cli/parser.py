@@ -90,7 +90,8 @@ _INSTEAD = {
     "lessons": "`lamar ls` lists the lessons, `lamar search TEXT` the ones that hold TEXT",
     "list": "`lamar ls` lists the lessons",
     "get": "`lamar show ID` prints one lesson in full",
-    "status": "`lamar stats` sums up the store; `lamar claude-code status` checks the Claude Code hooks",
+    "status": "`lamar stats` sums up the store and the last sleep; `lamar claude-code status` checks the Claude Code "
+              "hooks",
     "install": "`lamar claude-code install` puts the hooks into Claude Code",
     "uninstall": "`lamar claude-code uninstall` takes Lamar's hooks out of Claude Code",
     "hook": "`lamar claude-code hook` handles one Claude Code hook event",
@@ -170,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    command("stats", "lessons by status and verdict, episodes, reports, holdout rate and cost, store size",
+    command("stats", "lessons by status and verdict, episodes, reports, holdout rate and cost, store size, the last "
+            "sleep and what its mining did",
             cmd_stats, json=True)
 
     ls = command("ls", "one line per lesson: id, verdict, lift and interval, counts, scope, text", cmd_ls, json=True)

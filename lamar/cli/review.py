@@ -212,6 +212,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
         done = _applied_now(lam, report) if report.proposals and not to_stdout else []
+        _record(lam.store.location, report, args.out)
     finally:
         mining.removeFilter(said_below)
         lam.close()
@@ -256,6 +257,17 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print("nothing saved: pass --out REPORT.json to review and apply these")
     _mining_failed(report, args.out)
     return 0
+
+
+def _record(location: str, report: SleepReport, out: str | None) -> None:
+    """Keep this sleep's figures for `lamar stats`; a file that cannot be written costs the sleep nothing."""
+    from lamar.cli.last_sleep import record_sleep
+
+    try:
+        record_sleep(location, report, saved_to=out)
+    except OSError as exc:
+        print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({exc.strerror or exc})",
+              file=sys.stderr)
 
 
 def _applied_now(lam: Lamar, report: SleepReport) -> list[str] | None:

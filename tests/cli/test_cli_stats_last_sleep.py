@@ -1,0 +1,48 @@
+"""`lamar stats` says when the last sleep ran and what its mining did, so that a nightly cron job's
+failures show where a user looks, with what to do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.fake_ollama import FakeOllama
+
+
+def _traces(tmp_path: Path) -> Path:
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("".join(json.dumps({"id": f"t{i}", "time": 1_700_000_000.0 + i, "context": {"project": "trace"},
+                                          "input": "bump swift-nio", "tool_errors": ["module map not found"],
+                                          "outcome": "reverted"}) + "\n" for i in range(3)))
+    return traces
+
+
+def test_stats_says_the_last_sleeps_mining_failed_and_what_to_do(lamar_cli, run_cli, json_store, tmp_path,
+                                                                  ollama_host):
+    FakeOllama.reply = "I would rather not answer in JSON tonight."  # every reply unreadable
+    out = lamar_cli("sleep", "--store", json_store, "--traces", _traces(tmp_path), "--model", "ollama:fake-model",
+                    "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": ollama_host})
+    assert out.returncode == 2, out.stderr
+    stats = run_cli("stats", "--store", json_store).stdout
+    sleep_line = next((line for line in stats.splitlines() if line.startswith("sleep ")), "")
+    assert " UTC (0 min ago): 2 proposals (report: " in sleep_line, stats
+    assert ("mining     MINING FAILED: 3 traces, 1 model call, no lesson mined: no reply of the model held a lesson "
+            "list (1 of 1 unreadable") in stats
+    assert "check the model, then run sleep again" in stats
+    last = json.loads(run_cli("stats", "--store", json_store, "--json").stdout)["last_sleep"]
+    assert last["mining"]["traces"] == 3 and "no reply of the model held a lesson list" in last["mining"]["error"]
+
+
+def test_stats_counts_what_the_last_sleep_mined_and_lost(lamar_cli, run_cli, json_store, tmp_path, ollama_host):
+    assert "none recorded" in run_cli("stats", "--store", json_store).stdout
+    FakeOllama.reply = json.dumps([{"precondition": "a module map is missing after a package bump",
+                                    "action": "reset the package caches before building",
+                                    "scope": {"project": "trace"}, "trace_ids": ["t0", "t2"]},
+                                   {"precondition": "the build broke", "action": "rebuild", "scope": "trace"}])
+    out = lamar_cli("sleep", "--store", json_store, "--traces", _traces(tmp_path), "--model", "ollama:fake-model",
+                    extra_env={"OLLAMA_HOST": ollama_host})
+    assert out.returncode == 0, out.stderr
+    stats = run_cli("stats", "--store", json_store).stdout
+    assert ("mining     mined 3 traces in 1 model call: 1 candidate lesson; LOST 1 unreadable lesson: 1 of the 2 "
+            "lessons the model wrote could not be read as lessons") in stats, stats
+    assert "run sleep again on those traces, or check the model" in stats
