@@ -212,19 +212,21 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
         done = _applied_now(lam, report) if report.proposals and not to_stdout else []
-        _record(lam.store.location, report, args.out)
+        location = lam.store.location
     finally:
         mining.removeFilter(said_below)
         lam.close()
     data = report.to_dict()
     if to_stdout:  # the report alone, as `--out FILE` saves it: a redirect makes a file review takes
         dump_json(data)
+        _record(location, report, args.out)
         _mining_failed(report, args.out)
         return 0
     if args.out is not None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         with report_held(args.out):  # not in the middle of a review's write-back, which would put the old one back
             save_report(args.out, data)  # every proposal: review and apply check the store themselves
+    _record(location, report, args.out)  # once the report is saved: its figures point to it
     if args.json:  # the whole report, as saved, and which of its proposals a script can pass over
         dump_json({**data, "already_applied": done})  # None: the store could not say
         _mining_failed(report, args.out)
