@@ -51,6 +51,17 @@ def record_sleep(location: str, report: SleepReport, *, saved_to: str | None = N
     replace_file(path, (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
 
 
+def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
+    """`record_sleep` for `lamar sleep`: a file that cannot be written costs the sleep nothing but a line."""
+    import sys
+
+    try:
+        record_sleep(location, report, saved_to=out)
+    except OSError as exc:
+        print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({exc.strerror or exc})",
+              file=sys.stderr)
+
+
 def last_sleep(location: str) -> dict[str, Any] | None:
     """The last sleep `record_sleep` kept for the store at `location`, or None when none was (or it is unreadable)."""
     path = last_sleep_path(location)
@@ -114,4 +125,4 @@ def _ago(seconds: float) -> str:
     return f"{int(seconds // 86400)} days ago"
 
 
-__all__ = ["last_sleep", "last_sleep_path", "record_sleep", "sleep_lines"]
+__all__ = ["keep_figures", "last_sleep", "last_sleep_path", "record_sleep", "sleep_lines"]

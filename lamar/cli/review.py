@@ -201,6 +201,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         traces = read_traces(args.traces)
     import logging
 
+    from lamar.cli.last_sleep import keep_figures
     from lamar.sleep.mining import FAILED
 
     def said_below(record: logging.LogRecord) -> bool:  # the `lamar: error:` line at the end says it
@@ -219,14 +220,14 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     data = report.to_dict()
     if to_stdout:  # the report alone, as `--out FILE` saves it: a redirect makes a file review takes
         dump_json(data)
-        _record(location, report, args.out)
+        keep_figures(location, report, args.out)
         _mining_failed(report, args.out)
         return 0
     if args.out is not None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         with report_held(args.out):  # not in the middle of a review's write-back, which would put the old one back
             save_report(args.out, data)  # every proposal: review and apply check the store themselves
-    _record(location, report, args.out)  # once the report is saved: its figures point to it
+    keep_figures(location, report, args.out)  # once the report is saved: its figures point to it
     if args.json:  # the whole report, as saved, and which of its proposals a script can pass over
         dump_json({**data, "already_applied": done})  # None: the store could not say
         _mining_failed(report, args.out)
@@ -259,17 +260,6 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print("nothing saved: pass --out REPORT.json to review and apply these")
     _mining_failed(report, args.out)
     return 0
-
-
-def _record(location: str, report: SleepReport, out: str | None) -> None:
-    """Keep this sleep's figures for `lamar stats`; a file that cannot be written costs the sleep nothing."""
-    from lamar.cli.last_sleep import record_sleep
-
-    try:
-        record_sleep(location, report, saved_to=out)
-    except OSError as exc:
-        print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({exc.strerror or exc})",
-              file=sys.stderr)
 
 
 def _applied_now(lam: Lamar, report: SleepReport) -> list[str] | None:
