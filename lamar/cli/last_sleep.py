@@ -26,7 +26,10 @@ def last_sleep_path(location: str) -> Path | None:
         from lamar.atomic import lamar_home
 
         digest = hashlib.sha256(location.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        return lamar_home() / f"last-sleep-{digest}.json"
+        try:
+            return lamar_home() / f"last-sleep-{digest}.json"
+        except RuntimeError:  # no home folder known (as some MCP clients start a server): nowhere to keep it
+            return None
     path = Path(location).expanduser()
     return path.with_name(path.name + ".last-sleep.json")
 
@@ -67,9 +70,12 @@ def last_sleep(location: str) -> dict[str, Any] | None:
     path = last_sleep_path(location)
     try:
         data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # unreadable, or edited into something else: none to show
         return None
-    ok = isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("created"), (int, float))
+    created = data.get("created") if isinstance(data, dict) else None
+    # A hand edit's NaN or 1e300 is no time to print.
+    ok = data.get("format") == FORMAT and isinstance(created, (int, float)) and 0 <= created < 1e11 \
+        if isinstance(data, dict) else False
     return data if ok else None
 
 
@@ -86,34 +92,42 @@ def sleep_lines(last: Mapping[str, Any] | None, now: float | None = None) -> lis
 unreadable; ...): check the model, then run sleep again'
     """
     from lamar.cli.render import plural, when
+    from lamar.sleep.printed import printed_id, printed_reason  # the file is anyone's to edit: one line each
 
     if last is None:
         return ["none recorded (`lamar sleep` and lamar ui's Run sleep record their runs here)"]
-    created = float(last.get("created") or 0.0)
+    created = float(last.get("created") or 0.0)  # `last_sleep` checked it is a number
     found = last.get("mining")
     mining: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    traces = int(mining.get("traces") or 0)
-    report = f" (report: {last['report']})" if isinstance(last.get("report"), str) and last["report"] != "-" else ""
-    proposals = plural(int(last.get("proposals") or 0), "proposal")
+    traces = _count(mining.get("traces"))
+    saved = last.get("report")
+    report = f" (report: {printed_id(saved)})" if isinstance(saved, str) and saved != "-" else ""
+    proposals = plural(_count(last.get("proposals")), "proposal")
     head = f"{when(created)} UTC ({_ago((now or time.time()) - created)}): {proposals}"
     if not traces and not mining.get("error"):
         return [f"{head}, no traces mined{report}"]
-    calls = plural(int(mining.get("model_calls") or 0), "model call")
+    calls = plural(_count(mining.get("model_calls")), "model call")
     lines = [f"{head}{report}"]
     error = mining.get("error")
     if isinstance(error, str) and error:
         said = "" if "again" in error else ": fix the model (or its cap), then run sleep again on the same traces"
-        lines.append(f"MINING FAILED: {plural(traces, 'trace')}, {calls}, no lesson mined: {error}{said}")
+        failed = f"MINING FAILED: {plural(traces, 'trace')}, {calls}, no lesson mined"
+        lines.append(f"{failed}: {printed_reason(error)}{said}")
         return lines
-    candidates = plural(int(mining.get("candidates") or 0), "candidate lesson")
+    candidates = plural(_count(mining.get("candidates")), "candidate lesson")
     mined = f"mined {plural(traces, 'trace')} in {calls}: {candidates}"
     lost = mining.get("lost")
     if isinstance(lost, str) and lost:
-        replies, lessons = int(mining.get("unreadable_replies") or 0), int(mining.get("unreadable_lessons") or 0)
+        replies, lessons = _count(mining.get("unreadable_replies")), _count(mining.get("unreadable_lessons"))
         counts = [f"{replies} unreadable {'reply' if replies == 1 else 'replies'}"] if replies else []
         counts += [plural(lessons, "unreadable lesson")] if lessons else []
-        mined += f"; LOST {' and '.join(counts) or 'part of the output'}: {lost}"  # it says what to do
+        mined += f"; LOST {' and '.join(counts) or 'part of the output'}: {printed_reason(lost)}"  # it says what to do
     return [*lines, mined]
+
+
+def _count(value: Any) -> int:
+    """A count of the kept figures, 0 when a hand edit made it something else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _ago(seconds: float) -> str:
