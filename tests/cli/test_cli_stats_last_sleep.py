@@ -46,3 +46,14 @@ def test_stats_counts_what_the_last_sleep_mined_and_lost(lamar_cli, run_cli, jso
     assert ("mining     mined 3 traces in 1 model call: 1 candidate lesson; LOST 1 unreadable lesson: 1 of the 2 "
             "lessons the model wrote could not be read as lessons") in stats, stats
     assert "run sleep again on those traces, or check the model" in stats
+
+
+def test_stats_reads_a_hand_edited_last_sleep_without_failing(run_cli, json_store):
+    figures = json_store.with_name(json_store.name + ".last-sleep.json")
+    figures.write_text('{"format": "lamar-last-sleep", "created": NaN}')
+    assert "none recorded" in run_cli("stats", "--store", json_store).stdout
+    figures.write_text(json.dumps({"format": "lamar-last-sleep", "created": 1.7e9, "proposals": "many",
+                                   "mining": {"traces": 2, "error": "timed out\nlamar: all is well"}}))
+    stats = run_cli("stats", "--store", json_store).stdout
+    assert ": 0 proposals" in stats and "no lesson mined: timed out lamar: all is well: fix the model" in stats
+    assert not any(line.startswith("lamar: all") for line in stats.splitlines())
