@@ -13,8 +13,7 @@ from starlette.responses import HTMLResponse, Response
 # The page whose form posts to each address that takes only a form: opened from the address bar (the
 # answer's address kept after a review, say), it is a GET there.
 _FORM_PAGES = {"/add/many": ("/add", "Add a lesson"), "/sleep/run": ("/sleep", "Sleep"),
-               "/sleep/decide": ("/sleep", "Sleep"), "/sleep/apply": ("/sleep", "Sleep"),
-               "/sleep/stop": ("/sleep", "Sleep")}
+               "/sleep/decide": ("/sleep", "Sleep"), "/sleep/apply": ("/sleep", "Sleep")}
 
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]

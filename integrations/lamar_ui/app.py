@@ -476,7 +476,6 @@ def create_app(ui: UI) -> Starlette:
         ("/sleep/run", ui.review.sleep_run, ["POST"]),
         ("/sleep/decide", ui.review.sleep_decide, ["POST"]),
         ("/sleep/apply", ui.review.sleep_apply, ["POST"]),
-        ("/sleep/stop", ui.review.sleep_stop, ["POST"]),
         ("/api/version", ui.version, ["GET"]),
     ]
     return Starlette(

@@ -65,15 +65,6 @@ def hidden_token(token: str) -> str:
     return f'<input type="hidden" name="token" value="{escape(token)}">'
 
 
-def stoppable(action: str) -> str:
-    """The opening of a form whose work the server stops when its tab closes before the answer: ui.js sends
-    the form's token and work id to /sleep/stop as the page goes (`lamar_ui.stoppable`)."""
-    import secrets
-
-    work = secrets.token_urlsafe(12)
-    return f'<form method="post" action="{action}"><input type="hidden" name="work" value="{work}">'
-
-
 def _verdict(ev: Evidence) -> str:
     """The lesson's standing (helps, harms, dropped, no effect, unproven), its meaning on hover."""
     name = standing(ev)
@@ -343,7 +334,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     reject, apply. Decisions are written into the same report file `lamar review` writes; the
     Apply form names the `approved` proposals shown, so Apply acts on what was seen.
     `proposals` are those left to decide; `applied` counts the report's others, applied already."""
-    run = (f'{stoppable("/sleep/run")}{hidden_token(token)}<button type="submit">Run sleep'
+    run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
            f'{escape(" with " + model) if model else " (without a model: retire, merge, contradictions)"}'
            "</button></form>")
     head = (f'<p class="message">{escape(message)}</p>' if message else "") + run
@@ -381,7 +372,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<div class="buttons">{buttons}</div></section>')
     waiting = sum(1 for d in decisions.values() if d == "approved")
     shown = "".join(f'<input type="hidden" name="approved" value="{escape(pid)}">' for pid in approved)
-    apply = (f'{stoppable("/sleep/apply")}{hidden_token(token)}{shown}'
+    apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}{shown}'
              f'<button type="submit">Apply {plural(waiting, "approved proposal")}</button></form>'
              if waiting else "<p>Nothing approved is waiting to be applied.</p>")
     return head + "".join(cards) + apply

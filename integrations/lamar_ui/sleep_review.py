@@ -47,7 +47,7 @@ class SleepReview:
                  page: Callable[[str, str, str], HTMLResponse], form: Callable[[Request], Awaitable[FormData]],
                  texts: Callable[[], dict[str, str]]) -> None:
         self.lam = lam
-        self.running = Stoppable()  # Run sleep and Apply, stopped with their tab or the server
+        self.running = Stoppable()  # Run sleep and Apply, stopped with the server or their connection
         self._writer = writer or (lambda: lam)
         self.token = token
         self.report_path = report_path
@@ -128,7 +128,7 @@ class SleepReview:
         return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
 
     async def sleep_run(self, request: Request) -> Response:
-        form = await self._form(request)
+        await self._form(request)
 
         def run() -> str:
             traces = model = None
@@ -153,18 +153,12 @@ class SleepReview:
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
 
         try:
-            message = await self.running.run(request, "Run sleep", run, work_id=str(form.get("work", "")))
+            message = await self.running.run(request, "Run sleep", run)
         except Stopped as exc:
             message = str(exc)
         except (LamarError, OSError, ValueError) as exc:
             message = f"sleep failed: {_said(exc)}"
         return self._told(message)
-
-    async def sleep_stop(self, request: Request) -> Response:
-        """Stop the Run sleep or Apply a tab's form started, as the tab goes (ui.js sends its form here)."""
-        form = await self._form(request)
-        self.running.stop(str(form.get("work", "")))
-        return RedirectResponse("/sleep", status_code=303)  # read by no one: the tab is gone
 
     async def sleep_decide(self, request: Request) -> Response:
         form = await self._form(request)
@@ -222,7 +216,7 @@ class SleepReview:
             return lam.apply(report, [pid for pid in approved if pid in sent])
 
         try:
-            result = await self.running.run(request, "Apply", check_and_apply, work_id=str(form.get("work", "")))
+            result = await self.running.run(request, "Apply", check_and_apply)
         except Stopped as exc:  # between two proposals: those applied stay applied, each written whole
             return self._told(str(exc))
         except LamarError as exc:

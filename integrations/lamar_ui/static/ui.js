@@ -25,17 +25,7 @@
   document.addEventListener("input", function () { busy = true; });
   // A form sent (Yes, erase on a long log; a write waiting for the store's lock) awaits its answer:
   // a reload then would cancel it, and show the question again as if nothing had been sent.
-  var sent = null;  // a form whose work the server stops if this tab goes before its answer comes
-  document.addEventListener("submit", function (event) {
-    busy = true;
-    if (event.target.querySelector("input[name=work]")) { sent = event.target; }
-  });
-  // Run sleep and Apply go on in the server until they answer, and a browser keeps the connection of a
-  // request it gave up open: a tab closed (or left) before the answer says so. Once the answer has come
-  // the work is done, and the stop finds nothing to stop.
-  window.addEventListener("pagehide", function () {
-    if (sent) { navigator.sendBeacon("/sleep/stop", new FormData(sent)); }
-  });
+  document.addEventListener("submit", function () { busy = true; });
   setInterval(function () {
     if (busy || document.hidden) { return; }
     fetch("/api/version", { credentials: "same-origin", cache: "no-store" })

@@ -21,7 +21,7 @@ selenium = pytest.importorskip("selenium")
 
 from tests.fake_ollama import FakeOllama
 from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
-from tests.integrations.ui.test_ui_trial import _start, _stop
+from tests.integrations.ui.test_ui_trial import _start
 
 
 @pytest.fixture
@@ -58,34 +58,6 @@ def _lines(stream) -> list[str]:  # type: ignore[no-untyped-def]
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(iter(stream.readline, "")), daemon=True).start()
     return lines
-
-
-def test_closing_the_tab_stops_its_sleep(tmp_path: Path, slow_model: threading.Event,
-                                         browser) -> None:  # noqa: F811
-    store, traces = _store(tmp_path)
-    report = tmp_path / "report.json"
-    proc, url = _start(store, "--traces", str(traces), "--model", "ollama:fake-model", "--report", str(report))
-    try:
-        said = _lines(proc.stderr)
-        browser.get(url)
-        browser.get(url.split("/?")[0] + "/sleep")
-        kept = browser.current_window_handle
-        browser.switch_to.new_window("tab")
-        other = browser.current_window_handle
-        browser.switch_to.window(kept)
-        # Clicked from a timer, and the tab closed from the other one: the driver would wait for the answer.
-        browser.execute_script("setTimeout(function () { document.querySelector(\"form[action='/sleep/run'] "
-                               "button\").click(); }, 0);")
-        browser.switch_to.window(other)
-        _until(lambda: FakeOllama.prompts, "the model call")
-        browser.execute_cdp_cmd("Target.closeTarget", {"targetId": kept})  # the answer is still awaited
-        _until(lambda: any("Run sleep stopped" in line for line in said), "the server to say the sleep stopped")
-        slow_model.set()  # the model answers now: nobody is left to read it
-        time.sleep(1)
-        assert not report.exists(), "a sleep whose tab closed went on and saved its report"
-        assert len(FakeOllama.prompts) == 1
-    finally:
-        _stop(proc)
 
 
 def test_stopping_the_server_stops_its_sleep(tmp_path: Path, slow_model: threading.Event) -> None:
