@@ -1,5 +1,5 @@
-"""`lamar ui`'s Run sleep, against the real server and a real browser, stops when the tab that asked for it
-closes or the server stops: the model call it awaits ends, and no report is saved once the model answers."""
+"""`lamar ui`'s Run sleep, against the real server, stops when the server stops or the client that asked for it
+drops its connection: the model call it awaits ends, and no report is saved once the model answers."""
 
 from __future__ import annotations
 
@@ -17,11 +17,10 @@ import pytest
 
 from lamar import Experience, Lamar, Scope
 
-selenium = pytest.importorskip("selenium")
+pytest.importorskip("selenium")  # test_ui_trial's server helpers live beside its browser tests
 
 from tests.fake_ollama import FakeOllama
-from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
-from tests.integrations.ui.test_ui_trial import _start
+from tests.integrations.ui.test_ui_trial import _start, _stop
 
 
 @pytest.fixture
@@ -88,3 +87,28 @@ def _answered(request: urllib.request.Request) -> None:
         urllib.request.urlopen(request, timeout=60).read()
     except OSError:  # the server stopped under it
         print("the request ended with the server", file=sys.stderr)
+
+
+def test_a_client_that_drops_its_connection_stops_its_sleep(tmp_path: Path, slow_model: threading.Event) -> None:
+    import socket
+
+    store, traces = _store(tmp_path)
+    report = tmp_path / "report.json"
+    proc, url = _start(store, "--traces", str(traces), "--model", "ollama:fake-model", "--report", str(report))
+    said = _lines(proc.stderr)
+    base, token = url.split("/?token=")
+    port = urllib.parse.urlsplit(base).port
+    body = urllib.parse.urlencode({"token": token}).encode()
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as client:  # a script's request, given up
+            client.sendall(f"POST /sleep/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: lamar_ui_token_{port}="
+                           f"{token}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: "
+                           f"{len(body)}\r\n\r\n".encode() + body)
+            _until(lambda: FakeOllama.prompts, "the model call")
+        _until(lambda: any("Run sleep stopped: the connection that asked for it closed" in line for line in said),
+               "the server to say the sleep stopped")
+        slow_model.set()
+        time.sleep(1)
+        assert not report.exists() and len(FakeOllama.prompts) == 1
+    finally:
+        _stop(proc)
