@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import logging
 import math
@@ -104,12 +103,9 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         return {"trace_count": len(load_traces(source)) if source is not None else 0}
 
     def sleep(state: SleepState) -> dict[str, Any]:
+        # Sleep leaves out what the store holds as applied (an acknowledged contradiction, found again
+        # every night): a nightly thread does not wait on a proposal nobody is left to decide.
         report = lamar.sleep(traces=state.get("traces"), model=model, **sleep_options)
-        # An acknowledged contradiction is proposed again by the same id every night; the store
-        # holds it as applied, so nothing is left to decide and a nightly thread must not wait on it.
-        done = set(_held_applied(lamar, report))
-        if done:
-            report = dataclasses.replace(report, proposals=[p for p in report.proposals if p.id not in done])
         # A thread run again starts with no decision: an earlier night's must not confirm tonight's candidates.
         return {"report": plain_json(report.to_dict()), "approved": [], "decision": {}, "applied": [], "skipped": [],
                 "held_back": [], "overtaken": ""}

@@ -139,7 +139,9 @@ class SleepReview:
             if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
                 raise ValueError(refusal)
             writer = self._writer()
-            report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
+            # Every proposal, as `lamar sleep --out` saves them: the page counts the applied ones apart.
+            report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls,
+                                  include_applied=True)
             stop_point()  # a sleep stopped once it is done still saves nothing
             with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
                 save_report(str(self.report_path), report.to_dict())

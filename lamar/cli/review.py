@@ -211,7 +211,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     mining.addFilter(said_below)
     try:
-        report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
+        # Every proposal: the file and --json hold them all, and the lines below count the applied ones.
+        report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls, include_applied=True)
         done = _applied_now(lam, report) if report.proposals and not to_stdout else []
         location = lam.store.location
     finally:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import EventConflict, LamarError, UnknownProposal, echoed
+from lamar._errors import EventConflict, InvalidArgument, LamarError, UnknownProposal, echoed
 from lamar.cancel import Cancelled, stop_point
 from lamar.experience import Experience, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
@@ -41,7 +43,8 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
               older_than: float | None = None, keep_unreported: int | None = KEEP_UNREPORTED,
               max_prompt_tokens: int = MAX_PROMPT_TOKENS,
               max_tokens: int = 2048, min_support: int = 2,
-              model_timeout: float | None = DEFAULT_TIMEOUT, max_model_calls: int | None = None) -> SleepReport:
+              model_timeout: float | None = DEFAULT_TIMEOUT, max_model_calls: int | None = None,
+              include_applied: bool = False) -> SleepReport:
     """Look at the store (and traces, with a model) and propose; write nothing.
 
     Args:
@@ -59,6 +62,9 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         model_timeout: seconds one model call may take before it counts as failed (None: no limit).
         max_model_calls: the most model calls mining may make; traces that need more are not
             mined at all, and `report.mining_error` says so (None: no limit).
+        include_applied: list too the proposals the store holds as applied (a contradiction acknowledged
+            on an earlier night is found again, by the same id, for as long as both lessons stand); by
+            default they are left out and `report.summary["already_applied"]` lists their ids.
 
     Raises:
         InvalidArgument: an option of the wrong type or out of range.
@@ -67,6 +73,8 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
                         keep_unreported=keep_unreported, max_prompt_tokens=max_prompt_tokens,
                         max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout,
                         max_model_calls=max_model_calls, model=model)
+    if not isinstance(include_applied, bool):
+        raise InvalidArgument(f"include_applied must be True or False; got {include_applied!r}")
     made_at = lam.position
     proposals = consolidate(lam, similarity=similarity)
     narrow = propose_narrowing(lam)
@@ -90,7 +98,20 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         proposals += mined
         dropped += refused
         summary["mining"] = figures
-    return SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
+    report = SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
+    return report if include_applied else _left_to_decide(lam, report)
+
+
+def _left_to_decide(lam: SleepView, report: SleepReport) -> SleepReport:
+    """The report without the proposals the store holds as applied, by the check `lamar sleep` and
+    `lamar review` hide them with; their ids go in the summary (None: the store could not say)."""
+    try:
+        done = already_applied(report, would_skip(lam, report))
+    except LamarError as exc:  # the hiding is a courtesy: it must not cost a report whose mining cost model calls
+        logging.getLogger(__name__).warning("Lamar's sleep lists every proposal, applied or not: %s", exc)
+        return dataclasses.replace(report, summary={**report.summary, "already_applied": None})
+    left = [p for p in report.proposals if p.id not in done]
+    return dataclasses.replace(report, proposals=left, summary={**report.summary, "already_applied": done})
 
 
 def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | None = None) -> ApplyResult:

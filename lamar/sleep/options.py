@@ -22,6 +22,7 @@ class SleepOptions(TypedDict, total=False):
     min_support: int
     model_timeout: float | None
     max_model_calls: int | None
+    include_applied: bool
 
 
 SLEEP_OPTIONS = tuple(SleepOptions.__annotations__)

@@ -289,17 +289,20 @@ def skip_code(why: str) -> SkipCode:
 
 def already_applied(report: SleepReport, skips: Mapping[str, str]) -> list[str]:
     """The report's proposal ids, in its order, that `would_skip`'s answer (`skips`) says the store
-    holds as applied, whoever applied them: nothing is left to decide about those. Sleep proposes
-    an acknowledged contradiction again, by the same id, for as long as its lessons stand.
+    holds as applied, whoever applied them: nothing is left to decide about those. Sleep finds an
+    acknowledged contradiction again, by the same id, for as long as its lessons stand, and leaves it
+    out by this check unless asked to `include_applied`.
 
     >>> from lamar import Experience, Lamar
     >>> lam = Lamar(seed=0)
     >>> first = lam.add(Experience("a UI test times out on CI", "raise the test timeout"))
     >>> other = lam.add(Experience("a UI test times out on CI", "run the failing test alone first"))
     >>> acknowledged = lam.apply(lam.sleep()).applied  # the contradiction, seen and kept
-    >>> report = lam.sleep()  # proposes it again, by the same id
+    >>> report = lam.sleep(include_applied=True)  # finds it again, by the same id
     >>> [p.kind for p in report], already_applied(report, lam.would_skip(report)) == acknowledged
     (['contradiction'], True)
+    >>> len(lam.sleep()), lam.sleep().summary["already_applied"] == acknowledged  # left out by default
+    (0, True)
     """
     return [p.id for p in report.proposals if p.id in skips and skip_code(skips[p.id]) == "applied"]
 

@@ -387,10 +387,11 @@ def test_a_contradiction_acknowledged_once_is_not_asked_about_every_night(postgr
         (contradiction,) = [p["id"] for i in first["__interrupt__"] for p in i.value["proposals"]]
         assert contradiction.startswith("contradiction_")
         assert graph.invoke(Command(resume="all"), thread("night-1"))["applied"] == [contradiction]
-        assert [p.id for p in lam.sleep()] == [contradiction]  # sleep itself proposes it again, by the same id
+        assert [p.id for p in lam.sleep(include_applied=True)] == [contradiction]  # found again, by the same id
         night = graph.invoke({}, thread("night-2"))
         # Applied already: nothing for the reviewer to decide, so the nightly thread does not wait on it.
         assert "__interrupt__" not in night and night["report"]["proposals"] == [] and night["applied"] == []
+        assert night["report"]["summary"]["already_applied"] == [contradiction]
     finally:
         lam.close()
         drop_namespaces(postgres_url, namespace)
