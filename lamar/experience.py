@@ -346,7 +346,8 @@ class Experience:
         action = _clauses(_strip(self.action, _GOES_ON if said else _ENDS))
         text = f"When {_mid_sentence(_opened(_strip(self.precondition, _GOES_ON), 'when'), _LEADS)}, {action}"
         if said:
-            text += f", because {_clauses(_opened(_strip(self.rationale, _ENDS), 'because'), _LEADS)}"
+            because = _opened(_strip(self.rationale, _ENDS), "because")
+            text += f", because {_clauses(because, _LEADS, instruction=False)}"  # a fact: its first word is no verb
         return text if text.endswith(("!", "?")) else text + "."  # "once!." reads as a typo
 
     def to_dict(self) -> dict[str, Any]:
@@ -432,18 +433,32 @@ _OPENERS = frozenset(re.findall(r"\S+", """
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
 
 
-def _mid_sentence(part: str, words: frozenset[str] = _OPENERS) -> str:
+# What an instruction's verb takes next and a name opening a statement does not: an article or
+# possessive ("Squash the branch"), an object pronoun ("Stub it out") or a particle ("Roll back").
+# These are closed classes, so the list is whole, as no list of verbs can be; "that", "this", "all",
+# "every", "over", "in" and "for" are left out, since a name takes them ("Python that ships with
+# macOS", "Postgres all the way", "Redis over Memcached").
+_TAKEN_BY_VERBS = re.compile(r" (?:the|a|an|my|our|your|their|its|it|them|me|us|back|up|down|out|off|away)\b")
+
+
+def _mid_sentence(part: str, words: frozenset[str] = _OPENERS, *, instruction: bool = False) -> str:
     """A part as it reads inside the sentence: one written as its own sentence ("Run ruff before
-    committing") starts lower case there when its first word is one of `words`; the stored text
+    committing") starts lower case there when its first word is one of `words`, or, in an
+    `instruction`, when the word after it is one a verb takes (`_TAKEN_BY_VERBS`); the stored text
     keeps its capital.
 
     >>> _mid_sentence("Run ruff"), _mid_sentence("CI must pass"), _mid_sentence("Python 3.12 breaks it")
     ('run ruff', 'CI must pass', 'Python 3.12 breaks it')
     >>> _mid_sentence("The build fails", _LEADS), _mid_sentence("A/B tests fail", _LEADS)
     ('the build fails', 'A/B tests fail')
+    >>> _mid_sentence("Roll back", instruction=True), _mid_sentence("Postgres needs a vacuum", instruction=True)
+    ('roll back', 'Postgres needs a vacuum')
     """
     first = _FIRST_WORD.match(part)
-    if first is None or first.group(1).lower() not in words:
+    if first is None:
+        return part
+    verb = instruction and _TAKEN_BY_VERBS.match(part, first.end()) is not None
+    if first.group(1).lower() not in words and not verb:
         return part
     return part[0].lower() + part[1:]
 
@@ -452,10 +467,11 @@ def _mid_sentence(part: str, words: frozenset[str] = _OPENERS) -> str:
 _ADVERBS = re.compile(r"((?i:(?:always|never|only|please|also|first|then|do not|don't|not)\s+)+)")
 
 
-def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS) -> str:
+def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS, *, instruction: bool = True) -> str:
     """`_mid_sentence` of each clause of a part: the first opens with one of `first`, each after a
     semicolon (outside a code span) with an opener or a lead word, and a verb of `_OPENERS` after an
-    opening adverb reads in lower case too, as a rule typed in title case means no name by it.
+    opening adverb reads in lower case too, as a rule typed in title case means no name by it; in an
+    `instruction` (an action), a verb outside `_OPENERS` too, told by the word after it.
 
     >>> _clauses("Always run `make test`; Never Push to main")
     'always run `make test`; never push to main'
@@ -464,10 +480,10 @@ def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS) -> str:
     out: list[str] = []
     for n, piece in enumerate(pieces):
         if n % 2 == 0 and (n == 0 or "".join(out).count("`") % 2 == 0):
-            piece = _mid_sentence(piece, first if n == 0 else _OPENERS | _LEADS)
+            piece = _mid_sentence(piece, first if n == 0 else _OPENERS | _LEADS, instruction=instruction)
             adverbs = _ADVERBS.match(piece)
             if adverbs:
                 rest = piece[adverbs.end():]
-                piece = adverbs.group(1) + _mid_sentence(rest)
+                piece = adverbs.group(1) + _mid_sentence(rest, instruction=instruction)
         out.append(piece)
     return "".join(out)
