@@ -138,9 +138,7 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
             if not from_rules(exp):
                 situations.append([exp])
     out = []
-    for exps in situations:
-        if len(exps) < 2:
-            continue
+    for exps in (disputed for situation in situations for disputed in _disputes(situation, from_rules)):
         helps = [e.id for e in exps if evidence[e.id].verdict is Verdict.HELPS]
         if len(helps) == 1:
             continue  # settled: one side proven to help, the others not
@@ -154,6 +152,32 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
                     "one is proven; retire one by hand to settle it sooner."),
             evidence=ev_map, expect=expect))
     return out
+
+
+def _disputes(situation: list[Experience], from_rules: Callable[[Experience], bool]) -> list[list[Experience]]:
+    """The lessons of one situation that argue with each other.
+
+    Lessons for something that happened ("the deploy fails") are rival answers to it, all of them. Lessons
+    for a standing context ("working on shop") are instructions about many things at once, so only those
+    whose actions conflict are (`actions_conflict`), in groups of lessons that conflict with one another.
+    """
+    from lamar.sleep.conflict import actions_conflict, standing
+
+    if len(situation) < 2 or not standing(situation[0].precondition):
+        return [situation] if len(situation) > 1 else []
+    groups: list[list[Experience]] = []
+    for exp in situation:
+        joined = [g for g in groups if any(not (from_rules(exp) and from_rules(other))
+                                           and actions_conflict(exp.action, other.action) for other in g)]
+        if not joined:
+            groups.append([exp])
+            continue
+        for other in joined[1:]:  # exp conflicts with both: one dispute, where the first stood
+            joined[0] += other
+            groups.remove(other)
+        joined[0].append(exp)
+    order = {e.id: n for n, e in enumerate(situation)}
+    return [sorted(g, key=lambda e: order[e.id]) for g in groups if len(g) > 1]
 
 
 def _as_answered(exps: list[Experience], applied: Callable[[str], bool]) -> list[Experience]:

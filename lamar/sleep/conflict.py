@@ -1,0 +1,74 @@
+"""When two lessons' actions conflict: one says not to do what the other says, or they name two choices
+for one thing. Sleep asks it of lessons that share a standing context ("working on shop")."""
+
+from __future__ import annotations
+
+import re
+
+from lamar.sleep.similarity import content_words
+
+_STANDING = re.compile(r"^\s*(?:when\s+|while\s+)?(?:you\s+are\s+|you're\s+)?work(?:ing)?\s+(?:on|in)\b",
+                       re.IGNORECASE)
+# A negation governs the words after it, up to the end of its clause: "use ruff, not black" negates "black".
+_NEGATION = re.compile(r"\b(?:not|no|never|without|avoid|instead|nothing|none)\b|n['’]t\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\bbut\b|\bthen\b", re.IGNORECASE)
+# Words that stress an instruction or join its parts without saying what it is about.
+_FILLER = content_words("always must should please make sure with by from into as")
+_DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")
+
+
+def standing(precondition: str) -> bool:
+    """A precondition that names where the work is, not something that happened: the form `import-rules`
+    gives a rule that states no condition of its own, and the one `install` suggests for a lesson by hand.
+
+    >>> standing("working on shop (Testing)"), standing("the deploy fails")
+    (True, False)
+    """
+    return _STANDING.match(precondition) is not None
+
+
+def actions_conflict(a: str, b: str) -> bool:
+    """Whether two actions are opposite instructions about one thing, or two choices for one thing.
+
+    Opposite: more than half of the words one negates are words the other asks for ("never squash
+    merges" / "always squash merges"; "use ruff, not black" / "format with black"). Two choices: neither
+    negates anything and each says the other's words but one ("use tabs" / "use spaces").
+
+    >>> actions_conflict("Use ruff for formatting, not black", "format with black")
+    True
+    >>> actions_conflict("Never edit migrations by hand", "run the migrations before the tests")
+    False
+    """
+    asked_a, denied_a = _sides(a)
+    asked_b, denied_b = _sides(b)
+    if _denies(denied_a, asked_b) or _denies(denied_b, asked_a):
+        return True
+    if denied_a or denied_b:
+        return False
+    return len(asked_a - asked_b) == 1 and len(asked_b - asked_a) == 1 and bool(asked_a & asked_b)
+
+
+def _denies(denied: frozenset[str], asked: frozenset[str]) -> bool:
+    return bool(denied) and 2 * len(denied & asked) > len(denied)
+
+
+def _sides(action: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The words an action asks for and the words it negates, each clause read on its own."""
+    asked: set[str] = set()
+    denied: set[str] = set()
+    for clause in _CLAUSE_END.split(action):
+        found = _NEGATION.search(clause)
+        if found is None:
+            asked |= _words(clause)
+        else:
+            asked |= _words(clause[:found.start()])
+            denied |= _words(clause[found.end():])
+    return frozenset(asked - denied), frozenset(denied)
+
+
+def _words(text: str) -> set[str]:
+    # "formatting" stems to "formatt": fold the doubled consonant so that it meets "format".
+    return {_DOUBLED.sub(r"\1", w) for w in content_words(text) if w not in _FILLER and w != "not"}
+
+
+__all__ = ["actions_conflict", "standing"]
