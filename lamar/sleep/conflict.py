@@ -11,9 +11,12 @@ _STANDING = re.compile(r"^\s*(?:when\s+|while\s+)?(?:you\s+are\s+|you're\s+)?wor
                        re.IGNORECASE)
 # A negation governs the words after it, up to the end of its clause: "use ruff, not black" negates "black".
 _NEGATION = re.compile(r"\b(?:not|no|never|without|avoid|instead|nothing|none)\b|n['’]t\b", re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\bbut\b|\bthen\b", re.IGNORECASE)
+# A stop that ends a clause is followed by a space: ".env" and "conftest.py" stay whole.
+_CLAUSE_END = re.compile(r"[,;:.!?](?=\s|$)|[()]|\s[-–—]\s|\bbut\b|\bthen\b", re.IGNORECASE)
 # Words that stress an instruction or join its parts without saying what it is about.
 _FILLER = content_words("always must should please make sure with by from into as")
+# Verbs that say how, not what: "don't use print" and "use the debugger" do not disagree about "use".
+_GENERIC = content_words("use do get have keep prefer")
 _DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")
 
 
@@ -32,7 +35,8 @@ def actions_conflict(a: str, b: str) -> bool:
 
     Opposite: more than half of the words one negates are words the other asks for ("never squash
     merges" / "always squash merges"; "use ruff, not black" / "format with black"). Two choices: neither
-    negates anything and each says the other's words but one ("use tabs" / "use spaces").
+    negates anything, each adds one or two words to what they share, and they share at least as many
+    ("use tabs" / "use spaces"; "write commit messages in the imperative" / "... in the past tense").
 
     >>> actions_conflict("Use ruff for formatting, not black", "format with black")
     True
@@ -45,10 +49,12 @@ def actions_conflict(a: str, b: str) -> bool:
         return True
     if denied_a or denied_b:
         return False
-    return len(asked_a - asked_b) == 1 and len(asked_b - asked_a) == 1 and bool(asked_a & asked_b)
+    only_a, only_b = len(asked_a - asked_b), len(asked_b - asked_a)
+    return 1 <= only_a <= 2 and 1 <= only_b <= 2 and len(asked_a & asked_b) >= max(only_a, only_b)
 
 
 def _denies(denied: frozenset[str], asked: frozenset[str]) -> bool:
+    denied, asked = denied - _GENERIC, asked - _GENERIC
     return bool(denied) and 2 * len(denied & asked) > len(denied)
 
 
@@ -67,8 +73,13 @@ def _sides(action: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _words(text: str) -> set[str]:
-    # "formatting" stems to "formatt": fold the doubled consonant so that it meets "format".
-    return {_DOUBLED.sub(r"\1", w) for w in content_words(text) if w not in _FILLER and w != "not"}
+    # "formatting" stems to "formatt" and "dependencies" to "dependenci": fold them onto "format", "dependency".
+    return {_fold(w) for w in content_words(text) if w not in _FILLER and w != "not"}
+
+
+def _fold(word: str) -> str:
+    word = _DOUBLED.sub(r"\1", word)
+    return word[:-1] + "i" if word.endswith("y") and len(word) > 3 else word
 
 
 __all__ = ["actions_conflict", "standing"]
