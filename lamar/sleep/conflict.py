@@ -4,6 +4,7 @@ for one thing. Sleep asks it of lessons that share a standing context ("working 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from lamar.sleep.similarity import content_words
 
@@ -17,17 +18,24 @@ _CLAUSE_END = re.compile(r"[,;:.!?](?=\s|$)|[()]|\s[-–—]\s|\bbut\b|\bthen\b"
 _FILLER = content_words("always must should please make sure with by from into as")
 # Verbs that say how, not what: "don't use print" and "use the debugger" do not disagree about "use".
 _GENERIC = content_words("use do get have keep prefer")
+# Words that say where or when at large: "any Swift code", "in the shop repo".
+_PLACE = content_words("work project repo repository codebase code any every all task anything everything always "
+                       "everywhere general")
 _DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")
 
 
-def standing(precondition: str) -> bool:
-    """A precondition that names where the work is, not something that happened: the form `import-rules`
-    gives a rule that states no condition of its own, and the one `install` suggests for a lesson by hand.
+def standing(precondition: str, scope: Mapping[str, str]) -> bool:
+    """A precondition that names where the work is, not something that happened: "working on ..." (the form
+    `import-rules` gives a rule that states no condition of its own, and the one `install` suggests for a
+    lesson by hand), or words that only restate the lesson's scope ("in the shop repo" for project=shop).
 
-    >>> standing("working on shop (Testing)"), standing("the deploy fails")
+    >>> standing("working on shop (Testing)", {}), standing("the deploy fails", {"project": "shop"})
     (True, False)
     """
-    return _STANDING.match(precondition) is not None
+    if _STANDING.match(precondition):
+        return True
+    words = content_words(precondition) - _PLACE
+    return bool(words) and words <= content_words(" ".join(scope.values()))
 
 
 def actions_conflict(a: str, b: str) -> bool:

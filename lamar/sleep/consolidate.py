@@ -158,12 +158,12 @@ def _disputes(situation: list[Experience], from_rules: Callable[[Experience], bo
     """The lessons of one situation that argue with each other.
 
     Lessons for something that happened ("the deploy fails") are rival answers to it, all of them. Lessons
-    for a standing context ("working on shop") are instructions about many things at once, so only those
+    for a standing context ("working on shop", `standing`) are instructions about many things at once, so only those
     whose actions conflict are (`actions_conflict`), in groups of lessons that conflict with one another.
     """
     from lamar.sleep.conflict import actions_conflict, standing
 
-    if len(situation) < 2 or not standing(situation[0].precondition):
+    if len(situation) < 2 or not standing(situation[0].precondition, situation[0].scope):
         return [situation] if len(situation) > 1 else []
     groups: list[list[Experience]] = []
     for exp in situation:

@@ -33,5 +33,13 @@ def test_actions_about_other_things_do_not_conflict(a: str, b: str) -> None:
 
 
 def test_a_standing_context_names_where_the_work_is() -> None:
-    assert standing("working on shop") and standing("When working on shop (Testing › Coverage)")
-    assert not standing("the deploy fails") and not standing("a test is flaky")
+    shop = {"project": "shop"}
+    assert standing("working on shop", shop) and standing("When working on shop (Testing › Coverage)", shop)
+    assert not standing("the deploy fails", shop) and not standing("a test is flaky", {"task": "flaky"})
+
+
+def test_a_precondition_that_only_restates_the_scope_is_a_standing_context() -> None:
+    # A lesson written "in the shop repo" holds wherever its scope does, as "working on shop" does.
+    assert standing("in the shop repo", {"project": "shop"}) and standing("any Swift code", {"language": "swift"})
+    assert not standing("shop checkout fails", {"project": "shop"})
+    assert not standing("the tests fail", {"task": "tests_fail"})

@@ -67,3 +67,11 @@ def test_opposite_instructions_in_one_project_context_are_a_contradiction() -> N
     lam.add(Experience("working on shop", "name branches after their ticket", scope=shop))
     flagged = [set(p.experience_ids) for p in lam.sleep().of_kind("contradiction")]
     assert flagged == [{squash, never}, {tabs, spaces}], flagged
+
+
+def test_lessons_whose_precondition_only_restates_their_scope_are_not_rivals() -> None:
+    lam = Lamar(":memory:", seed=1)
+    shop = Scope(project="shop")
+    lam.add(Experience("in the shop repo", "name branches after their ticket", scope=shop))
+    lam.add(Experience("in the shop repo", "keep secrets out of the repository", scope=shop))
+    assert lam.sleep().of_kind("contradiction") == []
