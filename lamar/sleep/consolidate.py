@@ -138,7 +138,7 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
             if not from_rules(exp):
                 situations.append([exp])
     out = []
-    for exps in (disputed for situation in situations for disputed in _disputes(situation, from_rules)):
+    for exps, how in (disputed for situation in situations for disputed in _disputes(situation, from_rules)):
         helps = [e.id for e in exps if evidence[e.id].verdict is Verdict.HELPS]
         if len(helps) == 1:
             continue  # settled: one side proven to help, the others not
@@ -148,14 +148,15 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
         sides = "; ".join(f"{e.id}: {e.action!r} ({_measure(evidence[e.id])})" for e in exps)
         out.append(Proposal(
             id=Proposal.make_id("contradiction", ids), kind="contradiction", experience_ids=tuple(ids),
-            reason=(f"same situation, different actions: {sides}. The engine keeps testing each until "
+            reason=(f"same situation, {how} actions: {sides}. The engine keeps testing each until "
                     "one is proven; retire one by hand to settle it sooner."),
             evidence=ev_map, expect=expect))
     return out
 
 
-def _disputes(situation: list[Experience], from_rules: Callable[[Experience], bool]) -> list[list[Experience]]:
-    """The lessons of one situation that argue with each other.
+def _disputes(situation: list[Experience],
+              from_rules: Callable[[Experience], bool]) -> list[tuple[list[Experience], str]]:
+    """The lessons of one situation that argue with each other, each group with how their actions differ.
 
     Lessons for something that happened ("the deploy fails") are rival answers to it, all of them. Lessons
     for a standing context ("working on shop", `standing`) are instructions about many things at once, so only those
@@ -164,7 +165,7 @@ def _disputes(situation: list[Experience], from_rules: Callable[[Experience], bo
     from lamar.sleep.conflict import actions_conflict, standing
 
     if len(situation) < 2 or not standing(situation[0].precondition, situation[0].scope):
-        return [situation] if len(situation) > 1 else []
+        return [(situation, "different")] if len(situation) > 1 else []
     groups: list[list[Experience]] = []
     for exp in situation:
         joined = [g for g in groups if any(not (from_rules(exp) and from_rules(other))
@@ -177,7 +178,7 @@ def _disputes(situation: list[Experience], from_rules: Callable[[Experience], bo
             groups.remove(other)
         joined[0].append(exp)
     order = {e.id: n for n, e in enumerate(situation)}
-    return [sorted(g, key=lambda e: order[e.id]) for g in groups if len(g) > 1]
+    return [(sorted(g, key=lambda e: order[e.id]), "conflicting") for g in groups if len(g) > 1]
 
 
 def _as_answered(exps: list[Experience], applied: Callable[[str], bool]) -> list[Experience]:

@@ -48,6 +48,7 @@ def test_a_lesson_added_beside_imported_rules_is_flagged_only_against_the_rule_i
     mine = lam.add(Experience("working on shop", "format with black", scope=Scope(project="shop")))
     (flagged,) = lam.sleep().of_kind("contradiction")
     assert list(flagged.experience_ids) == [mine, ruff], flagged.reason
+    assert flagged.reason.startswith("same situation, conflicting actions: "), flagged.reason
 
 
 def test_a_lesson_that_conflicts_with_no_rule_is_no_contradiction(tmp_path) -> None:
