@@ -3,6 +3,7 @@ for one thing. Sleep asks it of lessons that share a standing context ("working 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 
@@ -51,14 +52,28 @@ def actions_conflict(a: str, b: str) -> bool:
     >>> actions_conflict("Never edit migrations by hand", "run the migrations before the tests")
     False
     """
-    asked_a, denied_a = _sides(a)
-    asked_b, denied_b = _sides(b)
-    if _denies(denied_a, asked_b) or _denies(denied_b, asked_a):
-        return True
-    if denied_a or denied_b:
-        return False
-    only_a, only_b = len(asked_a - asked_b), len(asked_b - asked_a)
-    return 1 <= only_a <= 2 and 1 <= only_b <= 2 and len(asked_a & asked_b) >= max(only_a, only_b)
+    return ActionWords.of(a).conflicts(ActionWords.of(b))
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionWords:
+    """An action's words, asked for and negated, read once to be compared with many actions."""
+
+    asked: frozenset[str]
+    denied: frozenset[str]
+
+    @classmethod
+    def of(cls, action: str) -> ActionWords:
+        return cls(*_sides(action))
+
+    def conflicts(self, other: ActionWords) -> bool:
+        """`actions_conflict` of the two actions, without reading their words again."""
+        if _denies(self.denied, other.asked) or _denies(other.denied, self.asked):
+            return True
+        if self.denied or other.denied:
+            return False
+        only_a, only_b = len(self.asked - other.asked), len(other.asked - self.asked)
+        return 1 <= only_a <= 2 and 1 <= only_b <= 2 and len(self.asked & other.asked) >= max(only_a, only_b)
 
 
 def _denies(denied: frozenset[str], asked: frozenset[str]) -> bool:
@@ -90,4 +105,4 @@ def _fold(word: str) -> str:
     return word[:-1] + "i" if word.endswith("y") and len(word) > 3 else word
 
 
-__all__ = ["actions_conflict", "standing"]
+__all__ = ["ActionWords", "actions_conflict", "standing"]

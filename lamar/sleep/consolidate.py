@@ -162,14 +162,15 @@ def _disputes(situation: list[Experience],
     for a standing context ("working on shop", `standing`) are instructions about many things at once, so only those
     whose actions conflict are (`actions_conflict`), in groups of lessons that conflict with one another.
     """
-    from lamar.sleep.conflict import actions_conflict, standing
+    from lamar.sleep.conflict import ActionWords, standing
 
     if len(situation) < 2 or not standing(situation[0].precondition, situation[0].scope):
         return [(situation, "different")] if len(situation) > 1 else []
+    words = {e.id: ActionWords.of(e.action) for e in situation}
     groups: list[list[Experience]] = []
     for exp in situation:
         joined = [g for g in groups if any(not (from_rules(exp) and from_rules(other))
-                                           and actions_conflict(exp.action, other.action) for other in g)]
+                                           and words[exp.id].conflicts(words[other.id]) for other in g)]
         if not joined:
             groups.append([exp])
             continue
