@@ -28,15 +28,16 @@ _DOUBLED = re.compile(r"([b-df-hj-np-tv-z])\1$")
 def standing(precondition: str, scope: Mapping[str, str]) -> bool:
     """A precondition that names where the work is, not something that happened: "working on ..." (the form
     `import-rules` gives a rule that states no condition of its own, and the one `install` suggests for a
-    lesson by hand), or words that only restate the lesson's scope ("in the shop repo" for project=shop).
+    lesson by hand), or words that only restate the lesson's scope ("in the shop repo" for project=shop)
+    or name no place at all ("always").
 
     >>> standing("working on shop (Testing)", {}), standing("the deploy fails", {"project": "shop"})
     (True, False)
     """
     if _STANDING.match(precondition):
         return True
-    words = content_words(precondition) - _PLACE
-    return bool(words) and words <= content_words(" ".join(scope.values()))
+    # Words left that the scope does not hold name a situation; none left ("always") name none at all.
+    return content_words(precondition) - _PLACE <= content_words(" ".join(scope.values()))
 
 
 def actions_conflict(a: str, b: str) -> bool:

@@ -41,5 +41,6 @@ def test_a_standing_context_names_where_the_work_is() -> None:
 def test_a_precondition_that_only_restates_the_scope_is_a_standing_context() -> None:
     # A lesson written "in the shop repo" holds wherever its scope does, as "working on shop" does.
     assert standing("in the shop repo", {"project": "shop"}) and standing("any Swift code", {"language": "swift"})
+    assert standing("always", {}) and standing("in any project", {})  # names no situation at all
     assert not standing("shop checkout fails", {"project": "shop"})
     assert not standing("the tests fail", {"task": "tests_fail"})
