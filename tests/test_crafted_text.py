@@ -45,6 +45,10 @@ CRAFTED = {
         "from lamar.safety import prompt_safe; prompt_safe('\\\\' * 300_000 + 'x')"),
     "an address of question marks": (
         "from lamar.models.protocol import address; address('https://h/' + '?' * 300_000)"),
+    "a heading line ending in spaces and one letter, read for a prohibition": (
+        "from lamar.safety.prohibitions import forbidding_labels; forbidding_labels(['# a' + ' ' * 200_000 + 'b'])"),
+    "a force push's flags run on and closed by a digit": (
+        "from lamar.safety.instructs import instructed_harm; instructed_harm('git push -' + 'f' * 100_000 + '1')"),
 }
 
 
@@ -95,6 +99,17 @@ def test_the_rewritten_patterns_agree_with_the_old_ones_on_short_text() -> None:
     old_query = re.compile(r"([?&][^=&#\s]*=)[^&#\s]*")
     for text in _texts(["?", "&", "=", "a", "#", " "], 5):
         assert old_query.sub(r"\1[secure]", text) == _QUERY_VALUE.sub(r"\1[secure]", text), text
+    from lamar.safety.harm_table import _FORCE
+    from lamar.safety.prohibitions import _HEADING as _PROHIBITION_HEADING
+    from lamar.safety.prohibitions import _label, forbids
+
+    old_force = re.compile(r"(?:--force(?!-with-lease|-if-includes)\b|\s-[a-z]*f[a-z]*\b)")
+    for text in _texts([" -", "f", "u", "1", " ", "--force", "-"], 10):
+        assert [m.span() for m in old_force.finditer(text)] == [m.span() for m in re.finditer(_FORCE, text)], text
+    old_prohibition = re.compile(r"^ {0,3}#{1,6}\s+(.*?)[\s#]*$")
+    for text in _texts(["#", " ", "never", "a", "\t", "## "], 11):
+        old, new = old_prohibition.match(text), _PROHIBITION_HEADING.match(text)
+        assert (old and (forbids(old[1]), _label(old[1]))) == (new and (forbids(new[1]), _label(new[1]))), text
 
 
 def test_comments_go_and_code_spans_stay_as_the_old_pattern_had_them() -> None:

@@ -19,7 +19,10 @@ _SCRATCH = r"(?:if\s+exists\s+)?[\"`\[]?(?:\w+\.)?\w*(?:test|tmp|temp|scratch|sa
 _WORD = r"(?:or|and|nor|on|in|to|for|from|with|statements?|commands?)\b"  # what follows a table's name, not one
 CHECKED_OUT = "force-pushes whichever branch is checked out, a shared one too"
 _SHARED = r"(?:main|master|trunk|develop|production|prod|release)"
-_FORCE = r"(?:--force(?!-with-lease|-if-includes)\b|\s-[a-z]*f[a-z]*\b)"  # -f, or run together: -fu
+# Short flags run together with an f among them (-f, -fu): the whole run is taken at once, since a run of
+# letters split before and after each f would be tried every way on a long one that ends in a digit.
+_FLAGS_F = r"-(?=[a-z]*f)[a-z]++"
+_FORCE = rf"(?:--force(?!-with-lease|-if-includes)\b|\s{_FLAGS_F}\b)"
 # The push ends here, or a sentence goes on ("git push --force and move on"): no branch named.
 _PUSH_END = (r"(?=\s*(?:$|[;|&)`\"'.,])|\s+(?:to|and|then|after|when|if|so|because|once|before|until|again|now"
              r"|instead|whenever)\b)")
@@ -65,8 +68,8 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
     # No branch named: the push overwrites the one the agent is on, which may be main as well as its own.
     (CHECKED_OUT, re.compile(
-        rf"\bgit\s+push(?=(?:\s+{_CURRENT})*\s+(?:--force(?![\w-])|-[a-z]*f[a-z]*\b|\+head\b))"
-        rf"(?:\s+(?:-[a-z]*f[a-z]*|--force(?![\w-])|{_CURRENT}))+{_PUSH_END}"
+        rf"\bgit\s+push(?=(?:\s+{_CURRENT})*\s+(?:--force(?![\w-])|{_FLAGS_F}\b|\+head\b))"
+        rf"(?:\s+(?:{_FLAGS_F}|--force(?![\w-])|{_CURRENT}))+{_PUSH_END}"
     )),
     ("opens files to every user", re.compile(
         r"\bchmod\s+(?:-\S+\s+)*(?:0?777|a\+rwx|ugo\+rwx|a=rwx)\b"

@@ -19,7 +19,9 @@ _ALONGSIDE = frozenset([
     "at", "all", "here", "are", "is", "be", "done", "in", "repo", "project", "codebase",
 ])
 _WORD = re.compile(r"[a-z][a-z'-]*")
-_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)[\s#]*$")
+# The title with its closing "#"s and spaces: `forbids` and `_label` read words only, and a lazy title
+# before a trailing run would rescan that run from each of its characters.
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*)$")
 _UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)\s*$")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
