@@ -252,6 +252,8 @@ def condition_scope(condition: str) -> dict[str, str]:
 
 def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experience], list[tuple[Rule, str]]]:
     """One lesson per rule, minus repeats within the import, lessons already held, and refused text."""
+    import shlex
+
     from lamar.safety.lessons import lesson_refusal
     from lamar.sleep.similarity import NEAR_DUPLICATE
 
@@ -266,6 +268,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     out: list[Experience] = []
     skipped: list[tuple[Rule, str]] = []
     first: dict[str, Rule] = {}
+    plain: set[str] | None = None  # the ids of this import's rules that no prohibition heads, once one does
 
     def near(a: _Read, b: _Read) -> bool:
         # A rule's commands are exact: `ruff check .` and `ruff check . --fix` share their words, not their effect.
@@ -287,13 +290,22 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
             continue
         read = _read(exp)
         stored, taken = scopes.setdefault(exp.scope.items_key, ([], []))
+        # A rule under "## Never" was stored by its words alone before it carried the heading: that lesson is
+        # this one, unless the same words stand in this import without a prohibition over them.
+        unlabelled = lesson_of(dataclasses.replace(rule, forbidden_by=""), project).id if rule.forbidden_by else ""
+        if unlabelled and plain is None:
+            plain = {lesson_of(r, project).id for r in rules if not r.forbidden_by}
+        earlier = by_id.get(unlabelled) if unlabelled and unlabelled not in (plain or ()) else None
         # The same id whatever the scope: a store written before sub-folder lessons had a folder scope holds them.
-        match = by_id.get(exp.id) or next((e for e, words in stored if near(words, read)), None)
+        match = by_id.get(exp.id) or earlier or next((e for e, words in stored if near(words, read)), None)
         if match is not None:
             # Held by its words, as imported by an earlier release or edited since: say which condition it keeps.
             kept = (f"; it keeps its condition '{match.precondition}', not the file's '{exp.precondition}' "
                     f"(`lamar edit {match.id} --precondition` changes it)"
                     if match.id == exp.id and match.precondition != exp.precondition else "")
+            if match is earlier and match.action != exp.action:
+                kept = (f"; it reads '{match.action}', without the '{rule.forbidden_by}' its list is under "
+                        f"(`lamar edit {match.id} --action {shlex.quote(exp.action)}` gives it)")
             narrowed = any(match.scope.get(key) != exp.scope.get(key) for key in CONDITION_KEYS)
             if match.id == exp.id and narrowed and not kept:
                 kept = (f"; it keeps its scope {_pairs(match.scope)}, not the rule's {_pairs(exp.scope)} "

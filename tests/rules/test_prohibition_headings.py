@@ -84,3 +84,32 @@ def test_a_model_restating_prose_is_told_the_heading_that_forbids_it(tmp_path: P
     (lesson,) = import_rules(Lamar(":memory:"), tmp_path, project="shop", model=model).lessons
     assert "[1] (under the heading 'Never') Pushing directly to main" in model.prompts[0]
     assert lesson.render() == "When working on shop, never push directly to main."
+
+
+def test_a_rule_held_without_its_prohibition_is_not_doubled_and_the_edit_is_named(tmp_path: Path) -> None:
+    import hashlib
+    import json
+
+    from lamar import Experience, Status
+
+    # As an import stored '- push to main' under '## Never' before rules carried the heading: by its words alone.
+    key = json.dumps(["push to main", [["project", "shop"]]])
+    held = Experience("working on shop (Never)", "push to main", scope={"project": "shop"}, status=Status.CANDIDATE,
+                      id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16])
+    lam = Lamar(":memory:")
+    lam.add(held)
+    (tmp_path / "CLAUDE.md").write_text("## Always\n- run the tests\n\n## Never\n- push to main\n")
+    plan = import_rules(lam, tmp_path, project="shop")
+    assert [e.action for e in plan.lessons] == ["run the tests"]
+    assert [why for _, why in plan.skipped] == [
+        (f"already held as {held.id} (candidate); it reads 'push to main', without the 'Never' its list is under "
+         f"(`lamar edit {held.id} --action 'Never: push to main'` gives it)")]
+    lam.edit(held.id, action="Never: push to main")
+    assert [why for _, why in import_rules(lam, tmp_path, project="shop").skipped] == [
+        f"already held as {held.id} (candidate)"]
+    # Under '## Always' the same words are the held lesson itself, so the one under '## Never' is not taken for it.
+    (tmp_path / "CLAUDE.md").write_text("## Always\n- push to main\n\n## Never\n- push to main\n")
+    lam = Lamar(":memory:")
+    lam.add(held)
+    assert [e.render() for e in import_rules(lam, tmp_path, project="shop").lessons] == [
+        "When working on shop, never: push to main."]
