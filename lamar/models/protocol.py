@@ -70,15 +70,16 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
             with deadline(at):
                 box["reply"] = model.complete(prompt, max_tokens=max_tokens)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as a ModelError
-            box["error"] = exc
+            box["error"], box["ended"] = exc, time.monotonic()
 
     worker = threading.Thread(target=run, name="lamar-model-call", daemon=True)
     worker.start()
     wait_for(worker, timeout, at)  # an interrupt ends the call's deadline with the wait
     alive = worker.is_alive()  # before reading the box: a call ended since has filled it
     error = box.get("error")
-    # A call that failed past its deadline is told as the deadline's, whichever thread woke first.
-    if alive or (isinstance(error, Exception) and at.at is not None and time.monotonic() >= at.at):
+    # A call that failed past its deadline is told as the deadline's, whichever thread woke first; one that
+    # failed before it is told as itself, however late this thread wakes.
+    if alive or (isinstance(error, Exception) and at.at is not None and box["ended"] >= at.at):
         raise ModelError(f"model {name!r} did not answer within {timeout:g} s; nothing was changed: run sleep "
                          "again, or raise model_timeout if the model is slow but working")
     if isinstance(error, ModelError):

@@ -344,3 +344,22 @@ def test_a_failure_that_ends_a_call_past_its_deadline_is_told_as_the_deadline(mo
     monkeypatch.setattr(protocol, "wait_for", lambda worker, timeout, call: worker.join())
     with pytest.raises(ModelError, match=r"did not answer within 0\.1 s.*raise model_timeout"):
         call_model(Late(), "hello", max_tokens=16, timeout=0.1)
+
+
+def test_a_failure_before_the_deadline_is_told_as_itself_however_late_the_wait_wakes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A key the provider refuses at once is the user's to fix: a waiting thread that a loaded scheduler wakes
+    # past the deadline must not report it as a slow model.
+    from lamar.models import protocol
+
+    class Refused:
+        def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+            raise ModelError("model 'm' refused the key: check ANTHROPIC_API_KEY")
+
+    def woken_late(worker: threading.Thread, timeout: float | None, call: object) -> None:
+        worker.join()
+        time.sleep(0.2)
+
+    monkeypatch.setattr(protocol, "wait_for", woken_late)
+    with pytest.raises(ModelError, match="refused the key"):
+        call_model(Refused(), "hello", max_tokens=16, timeout=0.1)
