@@ -81,8 +81,8 @@ def test_report_by_signal_name_then_replace_with_a_float(lamar_cli, run_cli, sto
 
 
 def test_replace_on_an_episode_with_no_outcome_says_it_replaced_nothing(run_cli, store):
-    # A git hook passes --replace to every revert, reported or not: the CLI said "replacing the earlier
-    # outcome" of an episode that had none.
+    # A git hook passes --replace to every revert, reported or not: an episode with no outcome yet has none
+    # to replace, and the CLI must not say it replaced one.
     with Lamar(str(store)) as lam:
         episode = lam.recall({"project": "trace"}).episode_id
     out = run_cli("report", episode, "reverted", "--replace", "--store", store)

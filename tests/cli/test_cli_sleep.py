@@ -359,8 +359,8 @@ def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale
 
 
 def test_reviews_count_of_undecided_leaves_out_what_is_already_applied(run_cli, json_store, make_report):
-    # A contradiction acknowledged on an earlier night comes back in every report; review said "not asked"
-    # of it, then counted it as undecided, so a review with nothing left to decide ended "1 undecided".
+    # A contradiction acknowledged on an earlier night comes back in every report: applied already, it is
+    # no decision left, so a review with nothing left to decide must not end "1 undecided".
     report = make_report(json_store)
     chosen = proposal_ids(report)
     assert run_cli("apply", report, "--store", json_store, "--only", chosen["contradiction"]).returncode == 0

@@ -332,7 +332,7 @@ def test_an_interrupted_sleep_sends_no_more_requests() -> None:
 
 def test_a_failure_that_ends_a_call_past_its_deadline_is_told_as_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     # On a busy machine the call's thread can end, failing on its cut timeout, before the waiting thread
-    # wakes at the deadline: the message then blamed the request's timeout= (300 s), not model_timeout.
+    # wakes at the deadline: the message must name model_timeout, not the request's timeout=.
     from lamar.models import protocol
 
     class Late:

@@ -237,7 +237,7 @@ def test_several_processes_append_without_interleaving(tmp_path: Path) -> None:
 
 def test_a_list_of_file_names_is_told_to_load_each_file(tmp_path: Path) -> None:
     # Two workers write a file each and `lamar sleep --traces` takes both; in Python, a list of the two paths
-    # was read as two JSON lines, "item 1: not valid JSON (Expecting value at column 1)".
+    # must be refused as file names, not read as two JSON lines that are not valid JSON.
     paths = [tmp_path / "traces-a.jsonl", tmp_path / "traces-b.jsonl"]
     for n, path in enumerate(paths):
         path.write_text(json.dumps(good(id=f"t{n}")) + "\n")

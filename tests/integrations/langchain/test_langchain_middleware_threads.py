@@ -296,8 +296,8 @@ async def test_a_broken_store_costs_the_lessons_not_the_turn_with_no_context(cha
 
 
 def test_reporting_a_run_whose_recall_failed_open_says_so(chat_model: Any, tmp_path: Any) -> None:
-    # After a store outage the app's outcome code reported the result as usual and was asked whether
-    # LamarMiddleware was in the agent's middleware list at all: it was, and its recall had failed open.
+    # After a store outage the app's outcome code reports the result as usual: the middleware is in the list,
+    # its recall failed open, and the refusal must say that rather than ask whether it is in the list.
     path = tmp_path / "lessons.json"
     lam = Lamar(str(path))
     lam.add(Experience("a deploy times out", "raise the grace period", scope=Scope(project="shop")))
