@@ -84,7 +84,7 @@ def measure(backend: str, url: str | None, runs: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--postgres", metavar="URL", help="also over a PostgresStore on this database")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--against", metavar="OLD_CHECKOUT", help="also with another checkout's integrations/")

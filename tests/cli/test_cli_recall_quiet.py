@@ -22,7 +22,7 @@ def test_quiet_recall_prints_the_id_alone_and_the_lessons_on_stderr(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ep_") and done.stdout.count("\n") == 1, done.stdout
     episode = done.stdout.strip()
-    # `lamar recall` has no seed to set, and the evidence coin holds the one lesson out of 4% of recalls:
+    # `lamar recall` has no seed to set, and the evidence coin holds the one lesson out of a few recalls in a hundred:
     # then stderr is rightly empty, and the logged episode says why.
     if _injected(store, episode):
         assert "clear the cache" in done.stderr and episode not in done.stderr

@@ -142,7 +142,7 @@ def lessons_given(store: Path, session: str, stdout: bytes | str) -> str | None:
     for `session`'s last prompt: None when that episode injected nothing (then the answer must be empty).
 
     The hook opens `Lamar(store)` with a seed no test can set, and the evidence coin holds each wanted cold
-    lesson out of 4% of prompts: a test that reads the answer alone fails on a correct, empty one."""
+    lesson out of a few prompts in a hundred: a test that reads the answer alone fails on a correct, empty one."""
     state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())
     with Lamar(str(store)) as lam:
         logged = lam.episode(state["sessions"][session]["episode"])
