@@ -6,10 +6,25 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 from lamar import Lamar
 from lamar.cli import move
 from tests.killed import event_count
+
+
+def _agent_writing(out: Path, wrote: list[BaseException | None]) -> threading.Thread:
+    """An agent's thread: it opens `out` and writes its first episode (two events), noting whether it could."""
+
+    def agent() -> None:
+        try:
+            with Lamar(str(out)) as lam:
+                lam.report(lam.recall({"project": "demo"}).episode_id, 1.0)
+            wrote.append(None)
+        except BaseException as exc:  # noqa: BLE001 (reported by the test)
+            wrote.append(exc)
+
+    return threading.Thread(target=agent)
 
 
 def test_an_agents_first_write_at_the_last_instant_is_never_lost(run_cli, json_store, tmp_path, monkeypatch):
@@ -21,17 +36,9 @@ def test_an_agents_first_write_at_the_last_instant_is_never_lost(run_cli, json_s
     wrote: list[BaseException | None] = []
     writers: list[threading.Thread] = []
 
-    def agent() -> None:
-        try:
-            with Lamar(str(out)) as lam:
-                lam.report(lam.recall({"project": "demo"}).episode_id, 1.0)
-            wrote.append(None)
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            wrote.append(exc)
-
     def raced(*args, **kwargs):  # type: ignore[no-untyped-def]
         answer = real(*args, **kwargs)
-        writer = threading.Thread(target=agent)
+        writer = _agent_writing(out, wrote)
         writers.append(writer)
         writer.start()
         writer.join(2.0)  # done by now unless the export's lock holds it back
@@ -56,17 +63,9 @@ def test_a_sqlite_agent_that_opened_the_file_writes_into_the_copy(run_cli, json_
     wrote: list[BaseException | None] = []
     writers: list[threading.Thread] = []
 
-    def agent() -> None:
-        try:
-            with Lamar(str(out)) as lam:
-                lam.report(lam.recall({"project": "demo"}).episode_id, 1.0)
-            wrote.append(None)
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            wrote.append(exc)
-
     def raced(*args, **kwargs):  # type: ignore[no-untyped-def]
         answer = real(*args, **kwargs)
-        writers.append(threading.Thread(target=agent))
+        writers.append(_agent_writing(out, wrote))
         writers[0].start()
         writers[0].join(2.0)
         return answer

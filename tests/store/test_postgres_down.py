@@ -7,8 +7,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import Any
 
 import psycopg
@@ -17,6 +16,7 @@ import pytest
 from lamar import Experience, Lamar, Scope, StoreError
 from lamar.store import Event
 from lamar.store.postgres import PostgresStore
+from tests.pg_role import member_role
 from tests.store.test_postgres import (
     DroppingProxy,
     _database,
@@ -198,28 +198,6 @@ def test_an_erase_whose_commit_stalls_on_a_half_open_link_ends_that_backend_and_
         drop_namespaces(postgres_url, namespace)
 
 
-@contextmanager
-def _scarce_role(postgres_url: str, slots: int) -> Iterator[str]:
-    """A login role of its own with `slots` connections at most (its CONNECTION LIMIT; the server's
-    settings are left alone), a member of the tests' role so it may use the schema; dropped after."""
-    role = unique_namespace("slots").replace("-", "_").lower()
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        owner = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[index]
-        conn.execute(f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT {slots}')
-        conn.execute(f'GRANT "{owner}" TO "{role}"')
-    try:
-        yield role
-    finally:
-        with psycopg.connect(postgres_url, autocommit=True) as conn:
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
-            for _ in range(100):  # DROP ROLE fails while one of its backends is still ending
-                if not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s",
-                                    (role,)).fetchone()[0]:  # type: ignore[index]
-                    break
-                time.sleep(0.05)
-            conn.execute(f'DROP ROLE "{role}"')
-
-
 @pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
 def test_a_server_out_of_connection_slots_is_waited_for_once_and_says_what_to_do(
         postgres_url: str, fold: str) -> None:
@@ -234,7 +212,7 @@ def test_a_server_out_of_connection_slots_is_waited_for_once_and_says_what_to_do
             r"nothing was sent, so nothing of this call was kept\. Close idle connections of other clients.*"
             r"raise the role's CONNECTION LIMIT or the server's max_connections")
     try:
-        with _scarce_role(postgres_url, 1) as role:
+        with member_role(postgres_url, "lamar_slots", 1) as role:
             store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=fold, user=role), pool_size=2,
                                   timeout=1.5)
             assert store.read() == []  # its pooled connection takes the role's only slot
@@ -280,7 +258,7 @@ def test_a_connection_the_server_refuses_in_any_words_is_waited_for_not_taken_fo
     url = namespace_url(postgres_url, namespace, lamar_fold="off")
     PostgresStore(url).close()
     try:
-        with _scarce_role(postgres_url, 1) as role:  # its store's pooled connection takes the one slot
+        with member_role(postgres_url, "lamar_slots", 1) as role:  # its store's pooled connection takes the one slot
             store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off", user=role), pool_size=2,
                                   timeout=1.5)
             assert store.read() == []
@@ -313,7 +291,7 @@ def test_a_connection_slot_freed_within_timeout_lets_the_waiting_write_through(p
     url = namespace_url(postgres_url, namespace, lamar_fold="off")
     PostgresStore(url).close()
     try:
-        with _scarce_role(postgres_url, 3) as role, ExitStack() as stack:
+        with member_role(postgres_url, "lamar_slots", 3) as role, ExitStack() as stack:
             store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off", user=role), pool_size=3)
             assert store.read() == []
             others: list[psycopg.Connection] = []
@@ -356,7 +334,7 @@ def test_a_lost_commit_with_no_slot_to_settle_it_on_says_so_long_before_settle_t
     PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off")).close()
     proxy = DroppingProxy()
     try:
-        with _scarce_role(postgres_url, 1) as role:
+        with member_role(postgres_url, "lamar_slots", 1) as role:
             url = namespace_url(f"postgresql://{role}@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
                                 sslmode="disable", lamar_fold="off")
             store = PostgresStore(url, pool_size=1, timeout=1.5, settle_timeout=30.0)

@@ -5,39 +5,14 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import psycopg
 import pytest
 
 from lamar import StoreError
 from lamar.store.postgres import PostgresStore
+from tests.pg_role import member_role
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
-
-
-@contextmanager
-def _login_role(postgres_url: str) -> Iterator[str]:
-    """A login role of its own, a member of the tests' role so it may use the schema; dropped after."""
-    role = f"lamar_pg_reconnect_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        owner = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[index]
-        conn.execute(f'CREATE ROLE "{role}" LOGIN')
-        conn.execute(f'GRANT "{owner}" TO "{role}"')
-    try:
-        yield role
-    finally:
-        with psycopg.connect(postgres_url, autocommit=True) as conn:
-            conn.execute(f'ALTER ROLE "{role}" LOGIN')
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
-            for _ in range(100):  # DROP ROLE fails while one of its backends is still ending
-                if not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s",
-                                    (role,)).fetchone()[0]:  # type: ignore[index]
-                    break
-                time.sleep(0.05)
-            conn.execute(f'DROP ROLE "{role}"')
 
 
 class _PoolTries(logging.Handler):
@@ -75,7 +50,7 @@ def test_the_first_call_after_a_long_refusal_connects(postgres_url: str) -> None
     log = logging.getLogger("psycopg.pool")
     log.addHandler(tries)
     try:
-        with _login_role(postgres_url) as role:
+        with member_role(postgres_url, "lamar_pg_reconnect") as role:
             store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off", user=role), pool_size=1,
                                   timeout=1.5)
             try:
