@@ -34,7 +34,7 @@ def test_the_window_test_fires_on_a_fall_inside_the_window_and_keeps_quiet_on_a_
     with tool.installed("fire"):
         # the window's test fires as the detector arms (seed 0's fall is among the six in ten it sees)
         assert _feed(lesson.ChangeDetector(), 25, 50, 0.5, seed=0) == 50
-        # the same lessons without the fall: none fires by its arming, at a level of 0.2%
+        # the same lessons without the fall: none fires by its arming, at the window test's level
         assert [_feed(lesson.ChangeDetector(), 10**6, 50, 0.0, seed) for seed in range(40)] == [None] * 40
     with tool.installed("arm"):
         # re-armed on the early half, the statistic starts at the late half's evidence and fires soon after

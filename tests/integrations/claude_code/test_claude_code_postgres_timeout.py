@@ -30,7 +30,7 @@ def test_a_hook_fails_open_on_a_statement_timeout_too_short_and_says_why_next_se
     done = hook(payload("SessionStart", "s2", repo, source="startup"))
     (message,) = json.loads(done.stdout).values()
     # The session start tries the store before it says a kept failure: whether its own try or the prompt's
-    # is the failure kept last depends on which query the 1 ms timeout cancels; both say the same of it.
+    # is the failure kept last depends on which query the tiny timeout cancels; both say the same of it.
     said = re.match(r"Lamar is off, so no lessons are recalled and nothing is learned: its (\w+) hook failed at ",
                     message)
     assert said and said.group(1) in ("UserPromptSubmit", "SessionStart"), message
