@@ -91,11 +91,11 @@ def sleep_lines(last: Mapping[str, Any] | None, now: float | None = None) -> lis
     'MINING FAILED: 4 traces, 2 model calls, no lesson mined: no reply of the model held a lesson list (2 of 2 \
 unreadable; ...): check the model, then run sleep again'
     """
+    if last is None:  # before the imports: quoting what a sleep kept loads the screen's patterns, stats alone need not
+        return ["none recorded (`lamar sleep` and lamar ui's Run sleep record their runs here)"]
     from lamar.cli.render import plural, when
     from lamar.sleep.printed import printed_id, printed_reason  # the file is anyone's to edit: one line each
 
-    if last is None:
-        return ["none recorded (`lamar sleep` and lamar ui's Run sleep record their runs here)"]
     created = float(last.get("created") or 0.0)  # `last_sleep` checked it is a number
     found = last.get("mining")
     mining: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
