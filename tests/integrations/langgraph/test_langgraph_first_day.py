@@ -102,11 +102,8 @@ def test_a_state_without_lamar_state_warns_that_the_outcome_reached_no_episode(l
     # LangGraph drops the recall's episode keys that the schema does not declare: the outcome then
     # finds no episode, and the episode would stay pending without a word.
     app = _graph(lam, schema, lambda state: {"lamar_outcome": "shipped"}).compile()
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        app.invoke({"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT} if schema is Bare
+    said = _warned(app, {"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT} if schema is Bare
                    else {"lamar_context": CONTEXT})
-    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
     assert len(lam.pending()) == 1
     assert len(said) == 1 and "Mix LamarState into the graph's state" in said[0] and "'shipped'" in said[0]
 
@@ -228,7 +225,11 @@ class Plain(MessagesState):  # LamarState forgotten altogether: even the judge's
     pass
 
 
-def _said(seen: list[warnings.WarningMessage]) -> list[str]:
+def _warned(app: Any, value: Any, config: Any = None) -> list[str]:
+    """The UserWarnings one run of `app` gives, each as its message."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        app.invoke(value, config)
     return [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
 
 
@@ -237,12 +238,8 @@ def test_a_schema_without_any_of_lamars_keys_is_told_so_in_a_checkpointed_thread
     # came: every turn's episode stayed pending and the model got no lessons, without a word.
     judged = _graph(lam, Plain, lambda state: {"lamar_outcome": "shipped"}, context=CONTEXT)
     app = judged.compile(checkpointer=InMemorySaver())
-    told = []
-    for thread, turn in (("plain", "it broke"), ("plain", "it broke again"), ("other", "it broke")):
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            app.invoke({"messages": [HumanMessage(turn)]}, {"configurable": {"thread_id": thread}})
-        told.append(_said(seen))
+    told = [_warned(app, {"messages": [HumanMessage(turn)]}, {"configurable": {"thread_id": thread}})
+            for thread, turn in (("plain", "it broke"), ("plain", "it broke again"), ("other", "it broke"))]
     assert [len(said) for said in told] == [1, 0, 1], told  # once a thread, on its first turn already
     assert "Mix LamarState into the graph's state" in told[0][0] and "stay pending" in told[0][0]
     assert len(lam.pending()) == 3
@@ -292,10 +289,7 @@ def test_an_outcome_sent_with_the_next_message_past_a_recall_first_graph_is_told
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         first = app.invoke({"messages": [HumanMessage("fix the build")]}, config)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        app.invoke({"messages": [HumanMessage("that broke it")], "lamar_outcome": "corrected"}, config)
-    said = _said(seen)
+    said = _warned(app, {"messages": [HumanMessage("that broke it")], "lamar_outcome": "corrected"}, config)
     assert len(said) == 1, said
     assert "'corrected'" in said[0] and first["lamar_episode_id"] in said[0]
     assert "put the report node before the recall node" in said[0]
@@ -338,12 +332,7 @@ def test_a_schema_without_any_of_lamars_keys_is_told_so_once_without_a_checkpoin
     # Compiled without a checkpointer a run has no thread: the keys the recall node wrote were
     # dropped before the report node, every episode stayed pending and nothing was said.
     app = _graph(lam, Plain, lambda state: {"lamar_outcome": "shipped"}, context=CONTEXT).compile()
-    told = []
-    for turn in ("it broke", "it broke again"):
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            app.invoke({"messages": [HumanMessage(turn)]})
-        told.append(_said(seen))
+    told = [_warned(app, {"messages": [HumanMessage(turn)]}) for turn in ("it broke", "it broke again")]
     assert [len(said) for said in told] == [1, 0], told  # once, on the first run already
     assert "Mix LamarState into the graph's state" in told[0][0] and "stay pending" in told[0][0]
     assert len(lam.pending()) == 2
