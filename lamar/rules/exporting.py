@@ -148,9 +148,10 @@ def _find(text: str) -> tuple[int, int]:
 def _section(where: str, listed: dict[str, list[tuple[Experience, Evidence]]], unproven: bool) -> list[str]:
     lines = [BEGIN, f"## Rules proven to help in {where}", ""]
     helps = sorted(listed["helps"], key=lambda item: -item[1].lower)
+    # Prose, not a bullet: an agent reads every bullet under this heading as one of its rules.
     lines += [f"- {_text(e)} {_measure(e, ev)}" for e, ev in helps] or [
-        (f"- None yet: no lesson of this {'folder' if where.endswith('/)') else 'project'} "
-         "has a lower bound above zero.")]
+        (f"No lesson of this {'folder' if where.endswith('/)') else 'project'} is proven to help yet: one is "
+         "listed here once the lower bound of its lift is above zero.")]
     if listed["harms"]:
         lines += ["", "### Proposed removals", "",
                   ("Proven to hurt: remove them from your own text if you agree (Lamar changes nothing outside "

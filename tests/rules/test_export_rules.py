@@ -96,7 +96,7 @@ def test_a_new_cursor_rule_gets_its_front_matter(tmp_path: Path) -> None:
     result = export_rules(Lamar(":memory:"), target, project="shop")
     text = target.read_text()
     assert result.changed and text.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in text
-    assert "- None yet: no lesson of this project has a lower bound above zero." in text
+    assert "No lesson of this project is proven to help yet" in text
 
 
 def test_a_half_marked_file_is_refused_and_left_alone(tmp_path: Path) -> None:
