@@ -137,22 +137,6 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
 
 
-def lessons_given(store: Path, session: str, stdout: bytes | str) -> str | None:
-    """What a prompt's answer gave Claude (its additionalContext), read against the episode the hook logged
-    for `session`'s last prompt: None when that episode injected nothing (then the answer must be empty).
-
-    The hook opens `Lamar(store)` with a seed no test can set, and the evidence coin holds each wanted cold
-    lesson out of a few prompts in a hundred: a test that reads the answer alone fails on a correct, empty one."""
-    state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())
-    with Lamar(str(store)) as lam:
-        logged = lam.episode(state["sessions"][session]["episode"])
-    if not logged.injected:
-        assert (stdout, bool(logged.held_out)) in ((b"", True), ("", True)), (stdout, logged.held_out)
-        return None
-    given: str = json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
-    return given
-
-
 def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
     """An event as Claude Code documents it: the common fields plus the event's own."""
     return {"session_id": session, "transcript_path": str(cwd / ".no-transcript.jsonl"), "cwd": str(cwd),

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import ROOT, lessons_given, payload
+from tests.hook_answers import lessons_given
+
+from .conftest import ROOT, payload
 
 
 def _without_sdk(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
@@ -35,7 +37,7 @@ def test_the_installed_hooks_inject_lessons_without_the_agent_sdk(repo: Path, en
     answer = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event), env=bare, capture_output=True,
                             text=True, timeout=60, check=False)
     assert answer.returncode == 0, answer.stderr
-    given = lessons_given(store, "s1", answer.stdout)
+    given = lessons_given(store, "s1", answer.stdout, event["prompt"])
     assert given is None or "<lamar-lessons>" in given
 
 

@@ -19,8 +19,9 @@ from lamar import Experience, Lamar, Scope
 from lamar_claude_code import daemon
 from lamar_claude_code.quick import socket_path
 from lamar_claude_code.settings import hook_command, invocation
+from tests.hook_answers import lessons_given
 
-from .conftest import Hook, lessons_given, payload
+from .conftest import Hook, payload
 
 
 def _prompt(hook: Hook, repo: Path, text: str) -> subprocess.CompletedProcess[bytes]:
@@ -86,7 +87,7 @@ def test_a_store_deleted_and_made_again_is_the_one_the_daemon_serves(hook: Hook,
     with Lamar(str(hook.store)) as lam:
         lam.add(Experience("adding a flag", "document it in --help", scope=Scope(project="shop")))
     answer = _prompt(hook, repo, "add a third flag")
-    given = lessons_given(hook.store, "s1", answer.stdout)
+    given = lessons_given(hook.store, "s1", answer.stdout, "add a third flag")
     assert answer.returncode == 0 and (given is None or "document it in --help" in given)
     assert not hook.log_file.exists() or "replaced by another file" not in hook.log_file.read_text()
     assert _prompt(hook, repo, "add a fourth flag").returncode == 0
@@ -145,7 +146,7 @@ def test_a_transcript_that_never_ends_costs_the_daemon_nothing(hook: Hook, repo:
     later = json.dumps(payload("UserPromptSubmit", "s2", repo, prompt="the tests fail again")).encode()
     done = subprocess.run(shlex.split(invocation(hook_command(str(hook.store)))), input=later, env=hook.env,
                           capture_output=True, timeout=60, check=False)
-    given = lessons_given(hook.store, "s2", done.stdout)
+    given = lessons_given(hook.store, "s2", done.stdout, "the tests fail again")
     assert given is None or given.startswith("<lamar-lessons>")
     log = hook.log_file.read_text()
     assert "budget" not in log

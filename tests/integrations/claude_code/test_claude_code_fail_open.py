@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope
+from tests.hook_answers import lessons_given
 
-from .conftest import ROOT, Hook, lessons_given, payload, project_config
+from .conftest import ROOT, Hook, payload, project_config
 
 BAD = {
     "binary junk": b"\x00\xff\xfe garbage \x89PNG\r\n",
@@ -54,7 +55,7 @@ def test_a_path_longer_than_any_path_is_never_resolved(hook: Hook, repo: Path) -
     long = "/a" * 100_000
     first = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
     assert first.returncode == 0
-    lessons_given(hook.store, "s1", first.stdout)  # the lessons, or none and the episode held them out
+    lessons_given(hook.store, "s1", first.stdout, "the tests fail")  # the lessons, or none: the episode held them out
     edit = payload("PostToolUse", "s1", repo, tool_name="Edit", tool_input={"file_path": f"{repo}{long}"})
     assert hook(edit).returncode == 0
     assert not hook.log_file.exists()  # in its budget, and nothing to say: an edit of no file is passed over
@@ -104,7 +105,7 @@ def test_a_stdout_that_is_not_utf8_still_gets_the_lessons_it_was_logged_with(
     done = Hook(store, {**env, "PYTHONIOENCODING": encoding})(payload("UserPromptSubmit", "s1", repo,
                                                                      prompt="the tests fail"))
     assert done.returncode == 0 and done.stdout.isascii(), done.stdout
-    shown = lessons_given(store, "s1", done.stdout)
+    shown = lessons_given(store, "s1", done.stdout, "the tests fail")
     with Lamar(str(store)) as lam:
         injected = lam.episode(hook_episode(store, "s1")).injected
         assert shown is None or all(lam.get(i).render() in shown for i in injected)

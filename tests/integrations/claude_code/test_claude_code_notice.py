@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from lamar import Lamar
+from tests.hook_answers import lessons_given
 
-from .conftest import Hook, lessons_given, payload, project_config
+from .conftest import Hook, payload, project_config
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import CLAUDE
 
@@ -123,7 +124,7 @@ def test_one_bad_event_followed_by_a_good_one_says_nothing(hook: Hook, repo: Pat
     assert "no string 'prompt'" in hook.log_file.read_text()
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
     assert done.returncode == 0
-    lessons_given(hook.store, "s1", done.stdout)  # the lessons, or none and the episode held them out
+    lessons_given(hook.store, "s1", done.stdout, "the tests fail")  # the lessons, or none: the episode held them out
     _quiet(hook(payload("SessionStart", "s2", repo, source="startup")))
     _quiet(hook(None, raw=b"[1, 2, 3]"))  # not an event at all: nothing of the setup to tell
     _quiet(hook(payload("SessionStart", "s3", repo, source="startup")))

@@ -7,15 +7,16 @@ import os
 from pathlib import Path
 
 from lamar import Experience, Lamar, Scope
+from tests.hook_answers import lessons_given
 
-from .conftest import Hook, lessons_given, payload
+from .conftest import Hook, payload
 from .test_claude_code_install import lamar
 
 
 def _prompt(hook: Hook, session: str, repo: Path) -> None:
     done = hook(payload("UserPromptSubmit", session, repo, prompt="the tests fail again"))
     assert done.returncode == 0, done.stderr
-    lessons_given(hook.store, session, done.stdout)  # the lessons, or none and the episode held them out
+    lessons_given(hook.store, session, done.stdout, "the tests fail again")  # the lessons, or all held out
 
 
 def _start_over(store: Path) -> None:
