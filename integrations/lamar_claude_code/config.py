@@ -107,8 +107,10 @@ class RuleTimeout(RuntimeError):
     """A config's regular expressions took longer than RULE_SECONDS on one prompt."""
 
 
-def resolve_rules(config: HookConfig, prompt: str, seconds: float = RULE_SECONDS) -> HookConfig:
-    """`config` with its own rules replaced by literal patterns that give the same answers on `prompt`.
+def resolve_rules(config: HookConfig, prompt: str, seconds: float = RULE_SECONDS, *,
+                  task_text: str | None = None) -> HookConfig:
+    """`config` with its own rules replaced by literal patterns that give the same answers on `prompt`,
+    the task rules on `task_text` when given: a custom command's text, which the built-in task rules read.
 
     A backtracking pattern can run for hours on a crafted prompt, and in a worker thread it holds
     the GIL, so no budget can stop it. Run here, in the main thread, a timer signal interrupts
@@ -126,7 +128,8 @@ def resolve_rules(config: HookConfig, prompt: str, seconds: float = RULE_SECONDS
     task = error = fix = None
     with _deadline(seconds):
         scan = prompt[:PROMPT_SCAN]
-        task = next((name for name, pattern in config.task_rules if re.search(pattern, scan)), None)
+        asked = scan if task_text is None else task_text[:PROMPT_SCAN]
+        task = next((name for name, pattern in config.task_rules if re.search(pattern, asked)), None)
         for pattern in config.error_rules:
             found = re.search(pattern, scan)
             if found:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from lamar.tasks import error_class, task_class
+from lamar.tasks import PROMPT_SCAN, error_class, task_class
 from lamar_claude_code.commands import command_prompt
 
 # A repository's language is the most frequent of these among its tracked files.
@@ -179,10 +180,12 @@ def _scan(folder: Path) -> list[str]:
 
 
 def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any], *,
-                   worked: str | None = None, warn: Callable[[str], object] | None = None) -> dict[str, str]:
+                   worked: str | None = None, warn: Callable[[str], object] | None = None,
+                   ruled: set[str] | None = None) -> dict[str, str]:
     """The recall context of one prompt: project, the rules folder of the work, language, task
     class, error class and the config's own keys; `config` is a `HookConfig`. Past a context's
     limit its longest entries are left out, and `warn` (default: a UserWarning) is told which.
+    `ruled`, when given, gets "task" when a rule of the config named the task, not a built-in one.
 
     The folder (`rules_folder`) is that of `worked`, the file the session last edited, else of
     `cwd`: as Claude Code reads a sub-folder's CLAUDE.md once the session works in that folder.
@@ -206,7 +209,11 @@ def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str
     # A custom slash command is classified by what it asks Claude for, its error by what was typed with it.
     command = command_prompt(prompt, cwd, repo)
     task_text, typed = command or (prompt, prompt)
-    context["task"] = task_class(task_text, config.task_rules)
+    # The config's rules first, as lamar.tasks.task_class takes them, told apart from the built-in ones.
+    own = next((name for name, pattern in config.task_rules if re.search(pattern, task_text[:PROMPT_SCAN])), None)
+    context["task"] = own or task_class(task_text)
+    if ruled is not None and own:
+        ruled.add("task")
     error = error_class(typed, config.error_rules)
     if error:
         context["error_class"] = error

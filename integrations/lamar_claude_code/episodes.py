@@ -159,8 +159,9 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     # The file the session last edited in this repository says which folder it works in.
     edited = previous.get("edited") if previous and repo and previous.get("repo") == repo else None
+    ruled: set[str] = set()
     context = derive_context(cwd, prompt, config, state["repos"], warn=lambda said: log_line(paths.log, said, now=now),
-                             worked=os.path.join(repo, edited) if repo and edited else None)
+                             worked=os.path.join(repo, edited) if repo and edited else None, ruled=ruled)
     engine = lam()  # opened first: a cold open (a long fold) must not end in an episode nobody sees
     if budget is not None and budget.expired:
         # Too late to deliver: store no episode at all rather than one nobody will report.
@@ -195,7 +196,7 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     state["episodes"][rec.episode_id] = {
         "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
         "audit": [], "context": context, "injected": rec.ids if shown else [], "delivered": shown,
-        "prompt_key": prompt_key(prompt), "turn": "open",
+        "prompt_key": prompt_key(prompt), "turn": "open", "task_rule": "config" if ruled else "built-in",
     }
     count = int(previous.get("count", 0)) + 1 if previous else 1
     # No prompt text is kept (a prompt may hold a pasted secret): hashed words tell a re-ask,

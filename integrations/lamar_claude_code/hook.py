@@ -171,8 +171,12 @@ def _config(payload: dict[str, Any], paths: Paths) -> Any:
                  f"`lamar claude-code trust` in {repo}")
     prompt = payload.get("prompt")
     if payload.get("hook_event_name") == "UserPromptSubmit" and isinstance(prompt, str):
+        from lamar_claude_code.commands import command_prompt
+
+        # A custom command is classified by its file's text: the config's task rules read that text too.
+        command = command_prompt(prompt, cwd, repo) if isinstance(cwd, str) and cwd else None
         try:
-            config = resolve_rules(config, prompt)
+            config = resolve_rules(config, prompt, task_text=command[0] if command else None)
         except RuleTimeout as exc:
             log_line(paths.log, f"{exc}; the built-in rules alone were used: simplify the config's patterns")
             config = dataclasses.replace(config, task_rules=(), error_rules=(), corrected=())

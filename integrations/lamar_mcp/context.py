@@ -33,12 +33,14 @@ class ContextReader:
 
     def from_text(self, text: str) -> dict[str, str]:
         """project, language, task and error_class, derived as the Claude Code hooks derive them."""
+        from lamar_claude_code.commands import command_prompt
         from lamar_claude_code.config import ConfigError, HookConfig, RuleTimeout, load_config, resolve_rules
         from lamar_claude_code.context import derive_context, find_repo
 
         repo = find_repo(self.cwd)
+        command = command_prompt(text, self.cwd, repo)  # as the hook reads a custom command: by its file's text
         try:
-            config = resolve_rules(load_config(repo), text)
+            config = resolve_rules(load_config(repo), text, task_text=command[0] if command else None)
         except (ConfigError, RuleTimeout):
             config = HookConfig()  # a broken or slow config must not cost the model its lessons
         # A desktop app starts its servers in / or the home folder: there, as in the hooks, no project or

@@ -179,6 +179,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
+    from lamar.cli.claude_code_advice import task_line
     from lamar.cli.claude_code_plugin import plugin_status
     from lamar.cli.render import plural
     from lamar.cli.session import UsageError, settings_files
@@ -246,6 +247,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         episode = f", episode {last['episode']}" if last.get("episode") else ", no episode"
         print(f"last event: {last.get('event')} at {when} in {last.get('cwd')} "
               f"(session {last.get('session')}{episode}{injected})")
+        if line := task_line(state["episodes"].get(last.get("episode"))):
+            print(f"  {line}")
     else:
         print("last event: none seen yet")
     print(tracked_line(state["episodes"], location))

@@ -129,3 +129,13 @@ def holds_lessons(location: str) -> bool:
             lam.close()
     except (LamarError, OSError):  # the hint is advice: install's outcome never depends on reading the store
         return True
+
+
+def task_line(record: Any) -> str:
+    """The task of the hooks' last episode and the rule that named it, for `status`; "" when the state has none.
+    A config's task rule wins over a built-in one that would also match: this line shows a user which did."""
+    if not isinstance(record, dict) or not isinstance(record.get("context"), dict) or record.get("task_rule") not in (
+            "config", "built-in"):
+        return ""
+    by = "a [[rules.task]] rule of your config" if record["task_rule"] == "config" else "the built-in rules"
+    return f"task: {record['context'].get('task', '?')}, by {by}"
