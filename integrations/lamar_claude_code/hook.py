@@ -174,7 +174,7 @@ def _config(payload: dict[str, Any], paths: Paths) -> Any:
         from lamar_claude_code.commands import command_prompt
 
         # A custom command is classified by its file's text: the config's task rules read that text too.
-        command = command_prompt(prompt, cwd, repo) if isinstance(cwd, str) and cwd else None
+        command = command_prompt(prompt, cwd, repo) if config.task_rules and isinstance(cwd, str) and cwd else None
         try:
             config = resolve_rules(config, prompt, task_text=command[0] if command else None)
         except RuleTimeout as exc:
