@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Lamar
+from lamar import Lamar, Recall
 from tests.hook_answers import lessons_given
 
 from .conftest import Hook, payload
@@ -22,6 +22,14 @@ def _held_out(store: Path, context: dict[str, str]) -> str:
             if rec.held_out and not rec.ids:
                 return rec.episode_id
     raise AssertionError("the coin held nothing out")
+
+
+def _injected(store: Path, context: dict[str, str]) -> Recall:
+    """An episode of `context` that injected its wanted lessons (no coin)."""
+    with Lamar(str(store), holdout=0.0, seed=5) as lam:
+        rec = lam.recall(context)
+    assert rec.ids and not rec.held_out, rec
+    return rec
 
 
 def test_a_prompt_the_hook_skipped_is_no_held_out_answer(hook: Hook, repo: Path) -> None:
@@ -49,7 +57,14 @@ def test_a_prompt_the_hook_skipped_is_no_held_out_answer(hook: Hook, repo: Path)
 def test_an_empty_answer_to_an_episode_that_injected_lessons_fails_with_why(hook: Hook, repo: Path) -> None:
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
     assert done.returncode == 0, done.stderr
-    if lessons_given(hook.store, "s1", done.stdout, "the tests fail") is None:
-        pytest.skip("the coin held this prompt's lessons out")
+    lessons_given(hook.store, "s1", done.stdout, "the tests fail")
+    # Whatever the coin did to this prompt, point its session at an episode of the same context that injected.
+    state = hook.state()
+    mine = state["sessions"]["s1"]["episode"]
+    given = _injected(hook.store, state["episodes"][mine]["context"])
+    state["episodes"][given.episode_id] = {**state["episodes"].pop(mine), "injected": list(given.ids)}
+    state["sessions"]["s1"]["episode"] = state["last"]["episode"] = given.episode_id
+    state["last"]["injected"] = len(given.ids)
+    hook.state_file.write_text(json.dumps(state))
     with pytest.raises(AssertionError, match="injected lessons, but the answer"):
         lessons_given(hook.store, "s1", b"", "the tests fail")
