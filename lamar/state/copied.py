@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lamar.store.base import Event, KeyedStore, Store, folded_rows
+from lamar.store.base import Event, FoldedRows, KeyedStore, Store, folded_rows
 
 if TYPE_CHECKING:
     from lamar.policy.lesson import LessonState
@@ -45,18 +45,17 @@ def agents_tuning(store: Store) -> dict[str, Any]:
 
 def save_copied(store: Store, tuning: dict[str, Any], checked: Follower | None, log: Sequence[Event]) -> None:
     """Save the state of `store`, whose whole log is now `log`, under `tuning`: the state `checked` (the copy's
-    check, which folded that log numbered from 1 under `tuning`) folded, when `store` numbered it so, and in
-    PostgreSQL's fold mode the rows built from it; else the state a fold of `store` gives (`save_folded`). A
-    cache: a store that cannot take it is left as it is.
+    check, which folded that log numbered as `store` numbers a write after what it held, under `tuning`) folded,
+    when `store` numbered it so, and in PostgreSQL's fold mode the rows built from it; else the state a fold of
+    `store` gives (`save_folded`). A cache: a store that cannot take it is left as it is.
 
     Raises:
         StoreError: the store could not be read.
     """
-    numbered_alike = [event.seq for event in log] == list(range(1, len(log) + 1))
-    if checked is None or not numbered_alike or checked.cache.seq != len(log) or not log \
-            or not isinstance(store, KeyedStore):
-        # A fold-mode write numbers its events after the database's other namespaces', and an agent may have
-        # written between the copy's events: folded again.
+    if checked is None or not log or not isinstance(store, KeyedStore) or checked.cache.seq != log[-1].seq \
+            or _told(log) != _told(checked.store.read(0)):
+        # A fold-mode write numbers its events from the sequence the database's namespaces share, and an agent
+        # may have written between the copy's events: folded again.
         save_folded(store, tuning)
         return
     from lamar.state.follower import Follower
@@ -75,13 +74,19 @@ def save_copied(store: Store, tuning: dict[str, Any], checked: Follower | None, 
     saver.save()
 
 
+def _told(log: Sequence[Event]) -> list[tuple[int, str, str | None, float]]:
+    """What tells two logs apart cheaply: each event's seq, kind, key and time (their data was compared by the
+    copy's read-back)."""
+    return [(e.seq, e.kind, e.key, e.time) for e in log]
+
+
 def _checked_folder(checked: Follower, log: Sequence[Event], store: Store) -> Folder:
     """What builds the rows: the check's fold when the log the build reads (under its lock) is `log`, which that
     fold folded; else a fold of what it reads (an agent wrote since)."""
-    folded = [(e.seq, e.kind, e.key, e.time) for e in log]
+    folded = _told(log)
 
     def fold(events: list[Event]) -> tuple[Iterable[LessonState], tuple[int, float, float]]:
-        if [(e.seq, e.kind, e.key, e.time) for e in events] != folded:
+        if _told(events) != folded:
             from lamar.state.follower import Follower
 
             return Follower(store, checked.policy).cache.fold_log(events)
@@ -103,10 +108,35 @@ def save_folded(store: Store, tuning: dict[str, Any]) -> None:
 
     log, holder = open_state(store, Policy(**tuning))
     holder.open()  # a state already saved (an append's target) is resumed, and only the copied tail folded
+    rows = folded_rows(store)
+    if rows is not None:
+        _build_folding(rows, log)
     holder.lessons([])  # the fold mode's rows, built here when missing or folded under other tuning
     log.sync()
     if log.state_seq != log.cache.seq:
         log.save()
+
+
+def _build_folding(rows: FoldedRows, log: Follower) -> None:
+    """Build the fold mode's rows, when missing or folded under other tuning, from a fold of the log kept as the
+    follower's: the log the build reads under the namespace's write lock held exclusively is settled, so that fold
+    is the state saved, and the follower's sync folds only what was written after it instead of the whole log."""
+    import json
+
+    from lamar.state.saved import tuning_of
+
+    tuning = json.dumps(tuning_of(log.policy), sort_keys=True)
+    if rows.lessons([]).tuning == tuning:
+        return
+    cache = log.cache
+
+    def fold(events: list[Event]) -> tuple[Iterable[LessonState], tuple[int, float, float]]:
+        folded = cache.fold_log(events)
+        cache.settled = True
+        log.folded_whole(events)
+        return folded
+
+    rows.build(tuning, fold)
 
 
 __all__ = ["agents_tuning", "save_copied", "save_folded"]

@@ -37,8 +37,8 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     """Append every event of `source` to `target`, preserving order, kinds, keys, data and times.
 
     Sequence numbers are assigned by the target, so they are not kept: a new file or memory
-    store, or a new PostgreSQL namespace, numbers the events from 1; an append in PostgreSQL's
-    fold mode numbers them after its database's other namespaces' too. A compacted source's
+    store, or a new PostgreSQL namespace, numbers the events from 1, and an append numbers them
+    after the target's last event (in either PostgreSQL mode). A compacted source's
     snapshot gets the target's next number, so `stats()["events"]` and the numbers of later
     events differ from the source's.
     The copy is read back and compared event by event (kind, key, data, time, in order). The
@@ -58,10 +58,10 @@ def transfer(source: Store, target: Store, *, append: bool = False,
             memory per write but a failure can leave a prefix copied.
         validate: hold every event to what the API would write (a lesson's text in prompt
             form, no secret, rewards in [-1, 1], sane times, ...) and fold the result in memory
-            first; any failure refuses the whole copy before anything is written. Where the target
-            numbers the copy as that fold did (a new file or memory store or PostgreSQL namespace, an
-            append to a file store nobody else wrote to meanwhile), that fold is the state saved (and
-            the fold mode's rows built); else the copy is folded again to save it.
+            first, the copy numbered after the target's events as the target numbers a write; any
+            failure refuses the whole copy before anything is written. Where the target numbered the
+            copy as that fold did (nobody else wrote to it meanwhile), that fold is the state saved (and
+            the fold mode's rows built); else the copy is folded again, once, to save it.
 
     Returns:
         A `TransferResult`.
@@ -114,10 +114,11 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     start = before[-1].seq if before else 0
     fresh = [Event(kind=e.kind, data=e.data, key=e.key, time=e.time) for e in events]
     step = batch_size or max(len(fresh), 1)
-    # Into an empty store that folds its own rows, the events go in unfolded and numbered as the check's fold
-    # numbered them, so that fold builds the rows (`save_copied`) instead of each write folding its batch.
+    # Into a store that folds its own rows, the events go in unfolded and numbered as the check's fold numbered
+    # them, after what the store held, so that fold builds the rows (`save_copied`) instead of each write
+    # folding its batch and a fold of the whole log building them once more.
     write = target.append
-    if not before and isinstance(target, UnfoldedAppendStore) and target.rows is not None:
+    if isinstance(target, UnfoldedAppendStore) and target.rows is not None:
         write = target.append_unfolded
     for offset in range(0, len(fresh), step):
         write(fresh[offset:offset + step])

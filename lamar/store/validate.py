@@ -219,9 +219,10 @@ def checked_fold(events: Sequence[Event], where: str, before: Sequence[Event] = 
     Args:
         events: the events to copy.
         where: the source's location, for messages.
-        before: events the target already holds (they are folded first, as after the copy).
+        before: events the target already holds (they are folded first at their seqs, and the copy's events
+            numbered after them, as the target numbers a write).
         tuning: a `Policy`'s fields to fold under (the defaults when None): the tuning of the copy's readers,
-            so that the fold is the state they resume from, where the target numbers the log from 1 as it is here.
+            so that the fold is the state they resume from, where the target numbers the log as it is here.
 
     Returns:
         The events as the API would have written them, and the follower of their fold (`before` first).
@@ -237,17 +238,17 @@ def checked_fold(events: Sequence[Event], where: str, before: Sequence[Event] = 
         except (LamarError, ValueError, TypeError, KeyError) as exc:
             raise InvalidEvent(f"{where}: event #{number} ({event.kind!r}) is refused: {exc}; nothing was "
                                "copied: fix or remove that event and try again") from None
-    return out, _dry_run([*before, *out], where, tuning or {})
+    return out, _dry_run(before, out, where, tuning or {})
 
 
-def _dry_run(events: Sequence[Event], where: str, tuning: Mapping[str, Any]) -> Follower:
+def _dry_run(before: Sequence[Event], out: Sequence[Event], where: str, tuning: Mapping[str, Any]) -> Follower:
     from lamar.policy.config import Policy
     from lamar.state.follower import Follower
-    from lamar.store.memory import MemoryStore
+    from lamar.store.scratch import NumberedLog
 
-    scratch = MemoryStore()
     try:
-        scratch.append([Event(e.kind, e.data, e.key, 0, e.time) for e in events])
+        # Numbered as the target numbers a write after what it holds, so that this fold is the state saved there.
+        scratch = NumberedLog(before, out)
     except EventConflict as exc:
         raise EventConflict(f"{exc} (an event of {where} repeats a key already in the target, or in {where}); "
                             "nothing was copied") from None

@@ -25,7 +25,9 @@ def test_append_beside_live_agents_is_verified(postgres_url: str, tmp_path: Path
     try:
         agent.add(Experience("a flaky test fails on CI only", "rerun it with the CI seed",
                              scope=Scope(project="trace")))
-        copy_append = target.append
+        # The fold mode's copy goes in unfolded, numbered after the namespace's events (`append_unfolded`).
+        written_by = "append_unfolded" if fold == "on" else "append"
+        copy_append = getattr(target, written_by)
 
         def append_then_agent_writes(events):  # type: ignore[no-untyped-def]
             # A teammate's agent recalls and reports between the copy's write and its read-back.
@@ -33,7 +35,7 @@ def test_append_beside_live_agents_is_verified(postgres_url: str, tmp_path: Path
             agent.report(agent.recall({"project": "trace"}).episode_id, Signal.SHIPPED)
             return seqs
 
-        target.append = append_then_agent_writes  # type: ignore[method-assign]
+        setattr(target, written_by, append_then_agent_writes)
         source = ExperienceStore(str(tmp_path / "solo.db"))
         result = transfer(source, target, append=True)
         assert result.copied == 7 and result.written_since == 0

@@ -76,6 +76,15 @@ def settled(db: Connections) -> int | None:
     return db.run(run)
 
 
+def past_the_log(db: Connections, last: int) -> None:
+    """Move the SEQUENCE past seq `last`, which a log-mode write in a fold-mode namespace took (`_PAST_THE_LOG`).
+
+    Raises:
+        StoreError: the server could not be reached.
+    """
+    db.run(lambda conn: conn.execute(_PAST_THE_LOG, {"last": last}), "number the next writes of")
+
+
 @contextlib.contextmanager
 def exclusive(db: Connections) -> Iterator[None]:
     """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile): a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -141,15 +142,29 @@ class PostgresStore:
         # through a later seq would pass over them for good (`locks.settled`). No tail is kept either: a
         # read-back in the fold mode may lack a late event. The lock is its connection's: a retry after that
         # connection is lost takes it again, since a fold-mode write may have taken it and a seq meanwhile.
-        return self._append_logged(batch, keep_tail=False, locked=self.rows.exclusive)
+        from lamar.store.postgres.locks import past_the_log
+
+        def past(first: int) -> None:
+            # Fold-mode writes take their seqs from the sequence every namespace shares, which these seqs (the
+            # namespace's own) may have passed: one taken below them would be refused as a key already taken.
+            # Before the lock is let go; the rows' build (which the copy runs next) moves it too, so a failure
+            # here leaves only that time between.
+            with contextlib.suppress(StoreError):
+                past_the_log(self._db, first + len(batch) - 1)
+
+        return self._append_logged(batch, keep_tail=False, locked=self.rows.exclusive, then=past)
 
     def _append_logged(self, batch: list[Event], *, keep_tail: bool,
-                       locked: Callable[[], AbstractContextManager[None]] = nullcontext) -> list[Event]:
+                       locked: Callable[[], AbstractContextManager[None]] = nullcontext,
+                       then: Callable[[int], None] | None = None) -> list[Event]:
         params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
 
         def once() -> int:
             with locked():
-                return self._append_once(params, batch, keep_tail)
+                first = self._append_once(params, batch, keep_tail)
+                if then is not None:
+                    then(first)
+                return first
 
         first = self._db.retrying(once)
         return [e.numbered(first + i) for i, e in enumerate(batch)]
