@@ -68,7 +68,12 @@ def measure(backend: str, url: str | None, runs: int) -> dict[str, Any]:
             conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
             base = counting(PostgresStore)(conn)
             base.setup()
-        lam = Lamar(LangGraphStore(base, namespace))
+        # Counting overrides `batch`, handing the ops on whole: said, where the checkout takes it, else the
+        # wrapper would count the path a store whose `batch` may split them takes.
+        import inspect
+
+        said = {"ordered_batch": True} if "ordered_batch" in inspect.signature(LangGraphStore).parameters else {}
+        lam = Lamar(LangGraphStore(base, namespace, **said))
         lam.add(Experience("the build fails", "read the log", scope=Scope(project="p")))
         lam.report(lam.recall({"project": "p"}).episode_id, Signal.SHIPPED)
         counted.clear()

@@ -38,6 +38,20 @@ _AHEAD = 8  # events a read asks for beside the head: what a write's sync after 
 _ONE_BATCH = 64
 
 
+def _batch_in_order(base: BaseStore) -> bool:
+    """Whether `base.batch` is one of `_ORDERED`'s own: the first class of its type that defines `batch` is one
+    of them, and the object holds no `batch` of its own. A `batch` overridden (to log, retry or split the ops)
+    may send them in several statements, and a write's events and its commit would no longer land together."""
+    if "batch" in getattr(base, "__dict__", {}):
+        return False
+    for cls in type(base).__mro__:
+        if f"{cls.__module__}.{cls.__qualname__}" in _ORDERED:
+            return True
+        if "batch" in vars(cls):
+            return False
+    return False
+
+
 def sanitize_namespace(namespace: str | Sequence[str]) -> tuple[str, ...]:
     """A namespace LangGraph accepts, from a label or a sequence of labels.
 
@@ -104,6 +118,12 @@ class LangGraphStore:
         compact: called after a scrub (`Lamar.erase`) to make the database under the BaseStore
             drop replaced values. Required to erase from a BaseStore other than `InMemoryStore`,
             `SqliteStore` and `PostgresStore`; for those it runs after Lamar's own step (see `scrub`).
+        ordered_batch: whether `store.batch` runs its gets in the order given and writes all its puts at
+            once, as `InMemoryStore`, `SqliteStore` and `PostgresStore` do: a read then sends the head and
+            the next events together, and a write of up to 64 events its events and its commit in one batch.
+            None (the default): so for those three and their subclasses that leave `batch` as it is; a
+            subclass that overrides `batch` may split or reorder the ops, so it takes the general path (a
+            batch each) unless given True, which says its `batch` hands them on whole, in order.
 
     >>> from langgraph.store.memory import InMemoryStore
     >>> from lamar import Lamar, Experience
@@ -114,7 +134,7 @@ class LangGraphStore:
 
     def __init__(self, store: BaseStore, namespace: str | Sequence[str] = ("lamar",), *,
                  lease: float = 30.0, timeout: float = 120.0, location: str | None = None,
-                 compact: Callable[[], None] | None = None) -> None:
+                 compact: Callable[[], None] | None = None, ordered_batch: bool | None = None) -> None:
         if not isinstance(store, BaseStore):
             raise InvalidArgument(f"LangGraphStore wraps a langgraph BaseStore (InMemoryStore, SqliteStore, "
                                   f"PostgresStore); got {type(store).__name__}")
@@ -143,7 +163,10 @@ class LangGraphStore:
                                 lease=self.lease, timeout=self.timeout)
         self._local = threading.Lock()  # threads sharing this object share one bakery place
         self._closed = False
-        self._ordered = any(f"{c.__module__}.{c.__qualname__}" in _ORDERED for c in type(store).__mro__)
+        if ordered_batch is not None and not isinstance(ordered_batch, bool):
+            raise InvalidArgument(f"ordered_batch is True, False or None (found out from the store's class); got "
+                                  f"{ordered_batch!r}")
+        self._ordered = _batch_in_order(store) if ordered_batch is None else ordered_batch
 
     # -- the protocol ---------------------------------------------------------------------------
 

@@ -319,7 +319,7 @@ def test_a_recall_and_its_report_cost_sixteen_store_round_trips() -> None:
     # for the events, the head and the lock's end, and the read after it with the next events beside
     # the head.
     base = CountedBatches()
-    lam = Lamar(LangGraphStore(base))
+    lam = Lamar(LangGraphStore(base, ordered_batch=True))  # its `batch` hands the ops to InMemoryStore's whole
     lam.add(Experience("the build fails", "read the log", scope=Scope(project="p")))
     lam.report(lam.recall({"project": "p"}).episode_id, Signal.SHIPPED)  # warm: the first write saves more
     base.batches = 0
