@@ -203,8 +203,8 @@ class Connections:
         if held is not None and self._pool.max_size == 1:
             # A lost one is left for the pool's others, but a pool of one has none: its one
             # connection is the lost one, handed back only once the block ends.
-            raise StoreError(f"lost the connection to {self.location} this call held, its pool's only one "
-                             "(pool_size=1); try again: the next call reconnects")
+            raise server_errors.OnlyConnectionLost(f"lost the connection to {self.location} this call held, its "
+                                                   "pool's only one (pool_size=1); try again: the next call reconnects")
         if held is not None and self._held.backend is not None:
             # Across a half-open link its backend lives on, holding the block's lock (a checkpoint's),
             # for which the pool's other connections may all wait: ended first, or none comes free.
@@ -444,7 +444,8 @@ class Connections:
                 known, answer = decide(time.monotonic() > nudged)
                 if known:
                     return answer
-            except server_errors.NoSlot as exc:  # asked again, it would wait out `timeout` for a slot again
+            except (server_errors.NoSlot, server_errors.OnlyConnectionLost) as exc:
+                # Asked again, it would wait out `timeout` for a slot again, or find the lost connection again.
                 raise exc.unsettled(f"lost the connection to {self.location} while committing ({reason(cause)})", what)
             except StoreError:
                 pass  # the server is not answering yet: ask again
@@ -452,7 +453,7 @@ class Connections:
                 raise StoreError(
                     f"lost the connection to {self.location} while committing ({reason(cause)}) and "
                     f"could not learn within {self._settle_timeout:g} s whether the write was kept "
-                    f"({what}); read the store before writing it again") from cause
+                    f"({what}); it is all or nothing: read the store before writing it again") from cause
             time.sleep(0.05)
 
     def _seqs_of(self, xid: str, after: int) -> list[int]:

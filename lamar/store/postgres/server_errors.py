@@ -70,6 +70,19 @@ class NoSlot(StoreError):
                           f"store before writing it again; {fix}")
 
 
+class OnlyConnectionLost(StoreError):
+    """The connection a block held, its pool's only one (`pool_size=1`), was lost: no other is left to ask on."""
+
+    def unsettled(self, lost: str, what: str) -> StoreError:
+        """The error of a write in that block whose COMMIT went unanswered (`lost`): asked again, the pool would
+        have the lost connection still, so it is said at once, with what the user can do."""
+        return StoreError(f"{lost} and could not learn whether the write was kept ({what}): the lost connection "
+                          "was its pool's only one (pool_size=1), held for the namespace's write lock, so none "
+                          "was left to ask on. The write is all or nothing: read the store before writing it again, to "
+                          "see whether it holds it; with pool_size=2 or more a lost commit is asked about on another "
+                          "connection")
+
+
 def out_of_slots(exc: BaseException) -> bool:
     """Whether a connection was refused because the server, the database or the role has no slot left."""
     return bool(_NO_SLOT.search(str(exc)))
