@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Iterable, Mapping
 
 from lamar._errors import InvalidReward, echoed
 
@@ -101,22 +102,21 @@ def signal_named(text: str) -> Signal | None:
         return None
 
 
-def did_you_mean(text: object) -> str:
-    """" (did you mean 'reverted'?)" for a word close to one signal's name, else "": a hint to a refusal.
+def did_you_mean(text: object, words: Mapping[str, Iterable[str]] | None = None) -> str:
+    """" (did you mean 'reverted'?)" for text that names one signal in a word of its own (a form of its
+    name, or one of `words`, phrases per signal name) or is a typo of its name, else "": a hint to a refusal.
 
-    >>> did_you_mean("revert"), did_you_mean("fixed"), did_you_mean("correct")
-    (" (did you mean 'reverted'?)", '', '')
+    >>> did_you_mean("revert"), did_you_mean("fixed"), did_you_mean("correct"), did_you_mean("completed")
+    (" (did you mean 'reverted'?)", '', '', '')
     """
     if not isinstance(text, str):
         return ""
-    said = text.strip().lower().rstrip(".!")
-    # "correct" is as much "it was correct" (accepted) as "corrected": a guess would put words in the user's mouth.
-    if said == "correct":
-        return ""
-    import difflib
+    from lamar.signal_hint import meant
 
-    near = difflib.get_close_matches(said, [s.value for s in Signal], n=1, cutoff=0.6)
-    return f" (did you mean {near[0]!r}?)" if near else ""
+    # A guess by spelling alone put words in the user's mouth ("completed" read as "corrected"), and a
+    # model told "did you mean X?" reports X: only a word that names the signal, or a slip of the hand.
+    near = meant(text, words)
+    return f" (did you mean {near!r}?)" if near else ""
 
 
 def _real(value: object) -> bool:

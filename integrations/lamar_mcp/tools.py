@@ -69,6 +69,8 @@ _SIGNAL_WORDS = {
     Signal.REVERTED: frozenset({"revert", "reverts", "reverted it", "undid it", "rolled back",
                                 "rolled it back"}),
 }
+# The same words for report's hint: "The user merged it" is refused as a sentence, and named as shipped.
+_GLOSSES = {signal.value: words for signal, words in _SIGNAL_WORDS.items()}
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
 
 
@@ -156,7 +158,7 @@ class LamarTools:
         parsed = _signal(signal)
         if parsed is None:
             raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {shown(signal)}"
-                            + did_you_mean(signal))
+                            + did_you_mean(signal, _GLOSSES))
         self._guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 

@@ -53,3 +53,26 @@ def test_a_misspelt_outcome_is_answered_with_the_signal_it_is_close_to() -> None
             with pytest.raises(ToolError, match="signal must be one of") as refused:
                 tools.report("ep_1", said)
             assert "did you mean" not in str(refused.value), said
+
+
+# Real words a letter or two from a signal's name, each meaning something else: a guess by spelling turned
+# "completed" (a success) into corrected, and a model told "did you mean 'corrected'?" reports it.
+NOT_MISSPELT = ["completed", "user rejected", "rejected", "skipped", "stopped", "praised", "retried", "reopened",
+                "selected", "deleted", "asked", "not shipped", "accepted and then reverted"]
+# A phrase that names one outcome in a word of its own, or the word a description glosses it with.
+NAMED = {"the user shipped it": "shipped", "The user merged it": "shipped", "the user corrected it": "corrected",
+         "user accepted": "accepted", "re-asking": "reasked", "Shiped": "shipped", "shipp": "shipped"}
+
+
+async def test_a_refused_outcome_is_guessed_only_from_a_word_that_names_one(store: Path) -> None:
+    async with stdio_session(store, "--seed", "1") as session:
+        episode = (await session.call_tool("recall", {"context": {"project": "trace"}})).structured_content
+        before = events(store)
+        for said in NOT_MISSPELT:
+            refused = await session.call_tool("report", {"episode_id": episode["episode_id"], "signal": said})
+            assert refused.is_error and "did you mean" not in refused.content[0].text, (said, refused.content[0].text)
+        for said, near in NAMED.items():
+            refused = await session.call_tool("report", {"episode_id": episode["episode_id"], "signal": said})
+            assert refused.is_error, said
+            assert refused.content[0].text.endswith(f"(did you mean {near!r}?)"), (said, refused.content[0].text)
+        assert events(store) == before
