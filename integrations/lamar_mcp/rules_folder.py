@@ -20,17 +20,25 @@ def rules_folder(cwd: str, folder: Any) -> Path:
     root = Path(cwd).resolve()
     if folder is not None and not isinstance(folder, str):
         raise ToolError(f"folder must be a path in this project; got {shown(folder)}")
+    given = folder
+    if folder and folder.startswith("~"):
+        # Asked for the project's path, a model writes it as the user does ("~/shop"), which no client expands.
+        try:
+            folder = str(Path(folder).expanduser())
+        except RuntimeError:  # no HOME and no home in the password database, or ~name for a user not known
+            raise ToolError(f"no home folder is known here for {shown(given)}: pass the project's full path as "
+                            "folder") from None
     try:  # a NUL or a name longer than the file system takes raises, where a plain miss is False
         where = (root / folder).resolve() if folder else root
         inside, usable, there = where.is_relative_to(root), where.is_dir(), where.exists()
     except (OSError, ValueError):
         inside = usable = there = False
     if inside and not usable:  # a path inside the project: the model mistyped a name, not the rule
-        raise ToolError(f"no folder {shown(folder)} in {root} ({'a file' if there else 'nothing'} is there): "
+        raise ToolError(f"no folder {shown(given)} in {root} ({'a file' if there else 'nothing'} is there): "
                         "pass a folder of this project, relative to it, or leave folder out for all of it")
     if not (inside and usable):
         raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
-                        f"got {shown(folder)}")
+                        f"got {shown(given)}")
     if where == Path(where.anchor):  # every file of the machine is below it, and no project's rules are its own
         raise ToolError(f"this server runs in {where}, the file system's root, not in a project (a desktop app "
                         "may start it there): pass as folder the project's full path, or tell the user to start "

@@ -95,3 +95,23 @@ async def test_in_the_home_folder_it_asks_for_the_projects_folder(store: Path, t
         shown = await session.call_tool("import_rules", {"folder": "shop"})
         assert not shown.is_error, shown.content[0].text
         assert shown.structured_content["project"] == "shop" and len(shown.structured_content["lessons"]) == 1
+
+
+async def test_a_folder_under_the_home_folder_written_with_a_tilde_is_read(store: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # Asked for the project's full path, a model in Claude Desktop writes it as the user does, "~/shop"; the server
+    # looked for a folder named "~" in the root and answered "no folder '~/shop' in /".
+    home = tmp_path / "home"
+    (home / "shop").mkdir(parents=True)
+    (home / "shop" / "CLAUDE.md").write_text(RULE)
+    monkeypatch.setenv("HOME", str(home))
+    for cwd in ("/", home):
+        async with stdio_session(store, cwd=cwd) as session:
+            shown = await session.call_tool("import_rules", {"folder": "~/shop"})
+            assert not shown.is_error, shown.content[0].text
+            assert shown.structured_content["project"] == "shop" and len(shown.structured_content["lessons"]) == 1
+    async with stdio_session(store, cwd=home / "shop") as session:  # below the project: still refused as outside
+        refused = await session.call_tool("import_rules", {"folder": "~"})
+        assert refused.is_error and "folder must be a folder inside" in refused.content[0].text, refused.content
+        unknown = await session.call_tool("import_rules", {"folder": "~nosuchuser_lamar/shop"})
+        assert unknown.is_error and "pass the project's full path" in unknown.content[0].text, unknown.content
