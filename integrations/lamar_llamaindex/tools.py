@@ -27,6 +27,8 @@ from lamar.signals import (
     TOOL_QUERY,
     TOOL_REPORT,
     TOOL_SEARCH,
+    did_you_mean,
+    signal_named,
     tool_answer,
     tool_recorded,
 )
@@ -252,8 +254,12 @@ def _report_arguments(episode_id: Any, outcome: Any, evidence: Any) -> ReportOut
     error text is what it reads, so it names the field and the values allowed, not a validator's dump."""
     if not isinstance(episode_id, str) or not episode_id:
         raise InvalidArgument(f"episode_id must be the episode id the search tool returned; got {episode_id!r}")
-    if outcome not in OUTCOMES:
-        raise InvalidArgument(f"outcome must be one of {', '.join(OUTCOMES)} (what the user did); got {outcome!r}")
+    # Read as every entry point reads a signal's name: the description itself spells one "re-asked".
+    named = signal_named(outcome) if isinstance(outcome, str) else None
+    if named is None:
+        raise InvalidArgument(f"outcome must be one of {', '.join(OUTCOMES)} (what the user did); got {outcome!r}"
+                              + did_you_mean(outcome))
+    outcome = named.value
     if not isinstance(evidence, str):
         raise InvalidArgument(f"evidence must quote what the user said or did; got {evidence!r}")
     return ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 import warnings
 from collections import OrderedDict
@@ -150,6 +151,25 @@ async def test_a_bad_report_call_is_a_lamar_error_that_names_what_to_pass() -> N
     assert tool_call.tool_output.is_error and "outcome must be one of shipped" in tool_call.tool_output.content
     assert "validation error" not in tool_call.tool_output.content
     assert lam.episode(episode_id).signal is None  # nothing was reported
+
+
+async def test_the_report_tool_reads_an_outcome_as_its_description_spells_it() -> None:
+    """The outcome's description says "re-asked the same thing", and a model copies it: the tool refused
+    're-asked' (and 'Shipped'), which every other entry point reads as the signal."""
+    lam, _ = engine()
+    search, report = create_lamar_tools(lam, context={"project": "trace"}, report=True)
+    assert "re-asked" in report.metadata.fn_schema.model_json_schema()["properties"]["outcome"]["description"]
+    for said, signal in (("re-asked", "reasked"), ("Shipped", "shipped"), (" Accepted ", "accepted")):
+        episode_id = search.call(query="build").raw_output.metadata["episode_id"]
+        script = Script(call("lamar_report_outcome", episode_id=episode_id, outcome=said, evidence="user: again"),
+                        "Noted.")
+        result = await FunctionAgent(tools=[search, report], llm=script.llm()).run(user_msg="same thing again")
+        (tool_call,) = result.tool_calls
+        assert not tool_call.tool_output.is_error, tool_call.tool_output.content
+        assert tool_call.tool_output.content == f"Recorded {signal} for {episode_id}."
+        assert lam.episode(episode_id).signal == signal
+    with pytest.raises(InvalidArgument, match=re.escape("got 'revrted' (did you mean 'reverted'?)")):
+        report.call(episode_id=episode_id, outcome="revrted", evidence="user: undo")
 
 
 def build_tool() -> FunctionTool:
