@@ -87,21 +87,28 @@ def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:
 
 
 def recall_hint(context: Mapping[str, str], known: Mapping[str, list[str]], eligible: Sequence[str],
-                unscoped: Callable[[Sequence[str]], bool]) -> str:
+                unscoped: Callable[[Sequence[str]], bool], *, placeless: bool = False) -> str:
     """recall's hint: `hint` when no lesson is eligible; when only lessons without a scope are (`unscoped`
-    says so of the ids), the values the lessons use for each key given whose value none uses, and for a key
-    given that looks like a misspelling of one they use; else ""."""
+    says so of the ids), the values the lessons use for each key given whose value none uses, for a key
+    given that looks like a misspelling of one they use, and for the project when words read outside a
+    project (`placeless`) named none; else ""."""
     if not eligible:
         return hint(context, known)
     # A lesson eligible by a scope matched a label given: the labels reached the lessons meant for them.
     missed = {key: value for key, value in context.items() if key in known and value not in known[key]}
     close = _close(context, known)
-    if not (missed or close) or not unscoped(eligible):
+    # A desktop app starts the server in / or the home folder, where words derive no project: unless the
+    # model names one, the project's lessons stay out of its reach, and nothing else would tell it so.
+    unplaced = placeless and "project" in known and "project" not in context
+    if not (missed or close or unplaced) or not unscoped(eligible):
         return ""
     named = f": no lesson is scoped by {_listing(missed)}" if missed else ""
     keys = [*missed, *(target for target, _, _ in close if target not in missed)]
-    return (f"Only lessons without a scope match {_shown(context)}{named}.{_meant(close)} The lessons are scoped "
-            f"by {_listing({k: known[k] for k in keys})} (the resource lamar://scopes lists them): recall with "
+    keys += ["project"] if unplaced and "project" not in keys else []
+    where = (" This server runs outside a project, so no project was derived from the words: give the project the "
+             "user works on in context, spelled as the lessons spell it.") if unplaced else ""
+    return (f"Only lessons without a scope match {_shown(context)}{named}.{where}{_meant(close)} The lessons are "
+            f"scoped by {_listing({k: known[k] for k in keys})} (the resource lamar://scopes lists them): recall with "
             "those labels for the lessons scoped by them.")
 
 

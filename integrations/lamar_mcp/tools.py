@@ -125,16 +125,18 @@ class LamarTools:
         # lessons were eligible from the engine's own choice.
         known = self._guard(self.known.scopes)
         ctx = normalise(ctx, known)
+        placeless = text is not None  # the words named no project when the context holds none
         if dry_run:
             seen = self._guard(lambda: self.lamar.preview(ctx))
             return RecallResult(prompt=seen.as_prompt(), episode_id="", lesson_ids=[e.id for e in seen.wanted],
                                 context={neutralize(k): neutralize(v) for k, v in ctx.items()},
-                                hint=recall_hint(ctx, known, seen.eligible, self.known.unscoped), logged=False,
+                                hint=recall_hint(ctx, known, seen.eligible, self.known.unscoped, placeless=placeless),
+                                logged=False,
                                 preview=[preview_row(row) for row in seen.lessons])
         rec = self._guard(lambda: self.lamar.recall(ctx))
         return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids,
                             context={neutralize(k): neutralize(v) for k, v in ctx.items()},
-                            hint=recall_hint(ctx, known, rec.eligible, self.known.unscoped))
+                            hint=recall_hint(ctx, known, rec.eligible, self.known.unscoped, placeless=placeless))
 
     def _spelled(self, scope: dict[str, str]) -> dict[str, str]:
         """A new scope spelled as recall spells its labels (`normalise`): else no recall would match it."""

@@ -3,8 +3,13 @@ are scoped by the same key under another value."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.bench import counting
+from lamar_mcp.launch import stdio_session
 from lamar_mcp.tools import LamarTools
 
 
@@ -47,3 +52,25 @@ def test_no_hint_once_a_label_the_context_gave_matched_a_scoped_lesson() -> None
     lam = Lamar(k=3, seed=0, holdout=0.0)
     lam.add(Experience("a migration times out", "run it in batches", scope=Scope(project="shop")))
     assert "No lesson's scope matches" in LamarTools(lam).recall({"project": "Shop-App"}).hint
+
+
+async def test_outside_a_project_the_hint_names_the_projects_when_only_unscoped_lessons_match(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Claude Desktop starts the server in / (or the home folder): the model's words derive no project, a lesson
+    # for everywhere matched, and the hint was empty, so the model never learnt that the project's lessons exist.
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("a command fails", "read its whole error output first"))
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for folder in ("/", home):
+        async with stdio_session(store, "--seed", "3", cwd=folder) as session:
+            alone = (await session.call_tool("recall", {"text": "the build fails", "dry_run": True})).structured_content
+            assert alone["context"] == {"task": "build_fails"} and len(alone["preview"]) == 1, alone
+            assert "project = shop, trace" in alone["hint"] and "no project" in alone["hint"], alone["hint"]
+            given = await session.call_tool("recall", {"text": "the build fails", "context": {"project": "trace"},
+                                                       "dry_run": True})
+            assert given.structured_content["hint"] == "", given.structured_content
+    async with stdio_session(store, "--seed", "3", cwd=tmp_path) as session:  # a folder that names a project
+        named = (await session.call_tool("recall", {"text": "the build fails", "dry_run": True})).structured_content
+        assert named["context"]["project"] == tmp_path.name and "no project" not in named["hint"], named
