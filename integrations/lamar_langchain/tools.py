@@ -10,7 +10,7 @@ from typing import Any, Literal
 from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from lamar import DuplicateReport, Recall, StoreError, UnknownEpisode
 from lamar.arguments import slots
@@ -23,6 +23,7 @@ from lamar.signals import (
     TOOL_QUERY,
     TOOL_REPORT,
     TOOL_SEARCH,
+    signal_named,
     tool_answer,
     tool_recorded,
 )
@@ -47,6 +48,13 @@ class ReportOutcome(BaseModel):
     episode_id: str = Field(description=TOOL_EPISODE)
     outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(description=TOOL_OUTCOME)
     evidence: str = Field(description=TOOL_EVIDENCE)
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _named(cls, value: Any) -> Any:
+        # Read as `lam.report` reads a signal's name: the description itself spells one "re-asked".
+        named = signal_named(value) if isinstance(value, str) else None
+        return value if named is None else named.value
 
 
 def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | None = None,

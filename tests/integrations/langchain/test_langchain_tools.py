@@ -92,6 +92,27 @@ async def test_the_agent_reports_the_users_reaction_with_the_episode_it_searched
     assert lam.evidence(exp_id).injected == 1
 
 
+async def test_the_report_tool_reads_an_outcome_as_its_description_spells_it(chat_model: Any) -> None:
+    """The outcome's description says "re-asked the same thing", and a model copies it: the schema's literal
+    refused 're-asked' (and 'Shipped'), which `lam.report` reads as the signal."""
+    lam, _ = engine()
+    assert "re-asked" in ReportOutcome.model_json_schema()["properties"]["outcome"]["description"]
+    for said, signal in (("re-asked", "reasked"), ("Shipped", "shipped")):
+        first = create_agent(chat_model(search_call(), "Cleared the cache."), create_lamar_tools(lam, report=True),
+                             context_schema=Ctx)
+        result = await first.ainvoke({"messages": [{"role": "user", "content": "fix the build"}]},
+                                     context=Ctx("trace"))
+        episode_id = next(m for m in result["messages"] if isinstance(m, ToolMessage)).artifact["lamar_episode_id"]
+        report = AIMessage(content="", tool_calls=[{"name": "lamar_report_outcome", "id": "r1", "args": {
+            "episode_id": episode_id, "outcome": said, "evidence": "user: same thing again"}}])
+        second = create_agent(chat_model(report, "Noted."), create_lamar_tools(lam, report=True), context_schema=Ctx)
+        done = await second.ainvoke({"messages": [*result["messages"], {"role": "user", "content": "again"}]},
+                                    context=Ctx("trace"))
+        answer = [m for m in done["messages"] if isinstance(m, ToolMessage)][-1]
+        assert answer.content == f"Recorded {signal} for {episode_id}.", answer.content
+        assert lam.episode(episode_id).signal == signal
+
+
 def test_a_bad_outcome_is_refused_by_the_schema() -> None:
     lam, _ = engine()
     _, report = create_lamar_tools(lam, report=True)
