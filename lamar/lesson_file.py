@@ -15,7 +15,9 @@ from lamar.safety.boundary import admitted
 FIELDS = ("precondition", "action", "rationale", "scope", "status")
 # Possessive: a run of spaces after the marker, given back one by one to `.*\S`, cost its square in time.
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s++(?P<text>.*\S)\s*$")
-_WHEN = re.compile(r"^when\s+(?P<rest>.+)$", re.IGNORECASE | re.DOTALL)
+# "If X, Y" and "Whenever X, Y" state the condition as "When X, Y" does (a model lists lessons so, and the
+# rules import reads them so); the lesson is stored and shown with "When".
+_WHEN = re.compile(r"^(?:when|whenever|if)\s+(?P<rest>.+)$", re.IGNORECASE | re.DOTALL)
 _BECAUSE = re.compile(r",\s+because\s+", re.IGNORECASE)
 _FORM = '"When <precondition>, <action>[, because <rationale>]"'
 
