@@ -58,7 +58,7 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
             were recalled (None: never).
         max_prompt_tokens: budget of one mining prompt (estimated as characters / 4).
         max_tokens: the model's output limit per call.
-        min_support: distinct traces a mined lesson must cite (>= 2).
+        min_support: distinct traces a mined lesson must cite, of as many sessions (>= 2).
         model_timeout: seconds one model call may take before it counts as failed (None: no limit).
         max_model_calls: the most model calls mining may make; traces that need more are not
             mined at all, and `report.mining_error` says so (None: no limit).

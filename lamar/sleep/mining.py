@@ -50,7 +50,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
 
     A mined lesson is only a candidate (a cold arm the bandit tries), never a belief, and it
     must survive strict checks first: well-formed output, trace ids the model was shown, at
-    least two distinct supporting traces, a scope that fits those traces, no secrets, no
+    least two distinct supporting traces of as many sessions (episodes), a scope that fits those traces, no secrets, no
     injected instructions, and no duplicate of a lesson already stored.
 
     A model call that fails (a timeout, an HTTP error, an answer that is not text) ends mining:
@@ -65,7 +65,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         model: anything with `complete(prompt, *, max_tokens) -> str`.
         max_prompt_tokens: budget of one prompt; larger trace sets are split into batches.
         max_tokens: the model's output limit per call.
-        min_support: distinct traces a lesson must cite (at least 2).
+        min_support: distinct traces a lesson must cite, of as many sessions (at least 2).
         similarity: word-overlap threshold above which a lesson duplicates a stored one.
         model_timeout: seconds one model call may take (None: no limit).
         max_model_calls: the most calls mining may make; more batches than that make none (None: no limit).
@@ -203,6 +203,9 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
     if len(support) < min_support:
         return (f"supported by {len(support)} distinct trace(s) ({', '.join(named[t.id] for t in support)}); "
                 f"a lesson needs at least {min_support}")
+    few_sessions = _few_sessions(support, min_support, named)
+    if few_sessions:
+        return few_sessions
     scope_problem = _scope_problem(lesson.scope, support, named)
     if scope_problem:
         return scope_problem
@@ -213,6 +216,21 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
                      else f"another mined lesson of this report ({exp.id})")
             return f"duplicates {where}: {exp.render()!r} (word overlap {score:.2f})"
     return ""
+
+
+def _few_sessions(support: Sequence[Trace], min_support: int, named: Mapping[str, str]) -> str:
+    """Why `support` holds fewer than `min_support` sessions, or "": the traces that name one episode are the
+    runs of one session (LangChain's handler writes one per run, and a resumed review is a run of its
+    own), so counting them apart would let one session mint a lesson."""
+    sessions: dict[str, list[str]] = {}
+    for trace in support:
+        sessions.setdefault(trace.episode_id or f"\0{trace.id}", []).append(named[trace.id])
+    if len(sessions) >= min_support:
+        return ""
+    episode, ids = next((episode, ids) for episode, ids in sessions.items() if len(ids) > 1)
+    return (f"supported by {len(support)} traces of {len(sessions)} session{'s' if len(sessions) > 1 else ''} "
+            f"({', '.join(ids[:-1])} and {ids[-1]} name episode {episode}: the runs of one session, such as a run "
+            f"stopped for a review and its resume); a lesson needs at least {min_support} sessions")
 
 
 def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace], named: Mapping[str, str]) -> str:
