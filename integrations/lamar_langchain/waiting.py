@@ -120,6 +120,9 @@ class Interrupted(OrderedDict[str | tuple[str, str], UUID]):
         prior_id = self.pop(run.thread, None) if run.thread is not None else None
         if not (inputs is None or isinstance(inputs, Command)):
             return []  # a new turn
+        # A resume's input is the reviewer's answer, which mining would read as the user's question (and
+        # as the outcome told in advance): the trace asks what the run it resumes was asked, if known.
+        run.input = ""
         return self._carry(run, prior_id, runs)
 
     def at_checkpoint(self, run: RunRecord, checkpoint: str, runs: Mapping[UUID, RunRecord]) -> list[str]:
@@ -132,6 +135,7 @@ class Interrupted(OrderedDict[str | tuple[str, str], UUID]):
         if prior is None:
             return []  # nothing interrupted, or a run forgotten (max_runs)
         run.resumes = prior.run_id
+        run.input = prior.input
         run.carried = [e for e in prior.episodes if e not in prior.reported]
         # LangGraph runs an interrupted node again from its start: what it recalled is recalled anew.
         run.redone = [e for e in prior.recalled_inside(prior.interrupted_parts) if e in run.carried]
