@@ -392,8 +392,8 @@ def namespace_missing(url: str, *, timeout: float = 30.0) -> tuple[str, str] | N
             version = schema_version(conn)
             if version is None:  # a search_path left out of the URL, or naming a schema not made yet
                 row = conn.execute("SELECT current_setting('search_path')").fetchone()
-                return (f"no schema on its search_path ({row[0] if row else ''}) holds Lamar's tables",
-                        "check the search_path and the database in the URL for a typo")
+                return _or_langgraph(conn, f"no schema on its search_path ({row[0] if row else ''}) holds "
+                                     "Lamar's tables", "check the search_path and the database in the URL for a typo")
             if version == 0:
                 return None  # the layout before namespaces: its one log is the default namespace's
             row = conn.execute("SELECT EXISTS (SELECT 1 FROM lamar_events WHERE namespace = %s), "
@@ -402,10 +402,23 @@ def namespace_missing(url: str, *, timeout: float = 30.0) -> tuple[str, str] | N
             if row and row[0]:
                 return None
             # Another schema's tables (another team's, in public) read for want of a search_path.
-            return (f"namespace {namespace!r} holds no events in Lamar's tables in schema {row[1] if row else '?'}",
-                    "check lamar_namespace, or the search_path in the URL, for a typo")
+            return _or_langgraph(conn, f"namespace {namespace!r} holds no events in Lamar's tables in schema "
+                                 f"{row[1] if row else '?'}", "check lamar_namespace, or the search_path in the URL, "
+                                 "for a typo")
     except psycopg.Error as exc:
         raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{opening_advice(exc)}") from exc
+
+
+def _or_langgraph(conn: Any, reason: str, advice: str) -> tuple[str, str]:
+    """`reason` and `advice`, or, where the schema keeps Lamar's log inside LangGraph's PostgresStore (an app
+    on LangGraphStore), what it holds and how to reach it: the likelier wish of a URL copied from that app."""
+    from lamar.store.postgres.langgraph_log import langgraph_hint, langgraph_logs
+
+    namespaces = langgraph_logs(conn)
+    if not namespaces:
+        return reason, advice
+    held, reach = langgraph_hint(namespaces)
+    return f"{reason}, but its {held}", f"{reach}, or {advice}"
 
 
 __all__ = ["PostgresStore", "namespace_missing"]
