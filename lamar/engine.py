@@ -20,7 +20,7 @@ from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
 from lamar.state.erasure import Erasure, erase
 from lamar.state.follower import rewritable
-from lamar.state.holder import add_lesson, open_state, report_outcome, unknown_lesson
+from lamar.state.holder import add_lesson, open_state, report_outcome, unknown_lesson, without_copies
 from lamar.state.pending import PendingEpisode, expire, pending, settle
 from lamar.store.base import Event, RewritableStore, RowsView, Store
 
@@ -245,7 +245,7 @@ class Lamar:
     def _eligible(self, ctx: dict[str, str], allowed: set[str] | None) -> tuple[RowsView, list[LessonState]]:
         """What recall and preview choose from: the lessons eligible in `ctx`, kept to `allowed` (None: all)."""
         view: RowsView = self._holder.eligible(ctx)
-        return view, view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
+        return view, without_copies(view.states, allowed)
 
     def preview(self, context: Mapping[str, str], *, k: int | None = None,
                 candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:

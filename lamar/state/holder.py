@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Any, Protocol
 
 from lamar._errors import EventConflict, InvalidExperience, StoreError, UnknownEpisode, UnknownExperience
 from lamar.arguments import unknown
@@ -89,6 +89,28 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
             holder.write([retired])
         return first
     return exp.id
+
+
+def without_copies(states: list[Any], allowed: set[str] | None = None) -> list[Any]:
+    """`states` (LessonStates in the order they were added) kept to the ids in `allowed` (None: all), with
+    each later copy of a lesson left out.
+
+    Workers that add the same lesson at once each store a copy, and each adder retires its own only once
+    it has read the first (`add_lesson`); a recall in between would inject the lesson twice and give the
+    copy episodes of its own, splitting the first one's evidence."""
+    if allowed is not None:
+        states = [state for state in states if state.experience.id in allowed]
+    if len({state.experience.action for state in states}) == len(states):
+        return states  # no two share an action, so no copies: one set per recall in the usual case
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for state in states:
+        exp = state.experience
+        key = (exp.precondition, exp.action, exp.rationale, exp.scope.items_key)
+        if key not in seen:
+            seen.add(key)
+            kept.append(state)
+    return kept
 
 
 def report_outcome(holder: Holder, episode_id: str, reward: float, signal: str | None, replace: bool,
