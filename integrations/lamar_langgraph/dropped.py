@@ -21,8 +21,8 @@ RECALL_WRITES = ("lamar_turn", "lamar_turns", "lamar_episode_id", "lamar_episode
 # was warned about (once is enough): a warning needs only the threads still in use.
 REMEMBERED = 1024
 
-FIX = ("Mix LamarState into the graph's state (class State(MessagesState, LamarState)), since LangGraph drops "
-       "the keys a state schema does not declare")
+FIX = ("Mix LamarState into the graph's state (class State(MessagesState, LamarState); a pydantic state subclasses "
+       "LamarModel), since LangGraph drops the keys a state schema does not declare")
 
 _threads: weakref.WeakKeyDictionary[Lamar, OrderedDict[Hashable, bool]] = weakref.WeakKeyDictionary()
 # The engines told about a run without a thread: a graph compiled without a checkpointer drops the
