@@ -274,23 +274,12 @@ def _tuning(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"takes KEY=NUMBER, e.g. explore=0.5; got {text!r}") from None
 
 
-@contextmanager
-def slice_spread(tau: float) -> Iterator[None]:
-    """The selection's prior spread of a slice's deviation from the lesson-wide lift set to `tau`."""
-    default = features.SLICE_SPREAD
-    features.SLICE_SPREAD = tau
-    try:
-        yield
-    finally:
-        features.SLICE_SPREAD = default
-
-
 def spread_sweep(spreads: Sequence[float], *, worlds: int, tuning: bool, gym_first_seed: int, gym_seeds: int,
                  workers: int) -> list[str]:
     """The default's line, then one per slice spread, paired with it and with river-ts."""
     settings: list[tuple[str, Callable[[], AbstractContextManager[object]]]] = [
-        ("default", lambda: slice_spread(features.SLICE_SPREAD))]
-    settings += [(f"tau {tau:g}", lambda tau=tau: slice_spread(tau)) for tau in spreads]
+        ("default", lambda: sweep_frame.slice_spread(features.SLICE_SPREAD))]
+    settings += [(f"tau {tau:g}", lambda tau=tau: sweep_frame.slice_spread(tau)) for tau in spreads]
     return sweep_frame.against_peer(
         "The slices' prior spread", "spread", 10, settings,
         [(f"   spread: the prior spread tau of a slice's deviation from the lesson's lift (default "
@@ -312,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                                      workers=args.workers)))
         return
     seeds = sweep_frame.family_seeds(args.worlds, args.tuning_seeds)
-    with slice_spread(features.SLICE_SPREAD if args.spread is None else args.spread):
+    with sweep_frame.slice_spread(features.SLICE_SPREAD if args.spread is None else args.spread):
         rows = anatomy(seeds, tuning=args.lamar, workers=args.workers)
     kind = "tuning" if args.tuning_seeds else "reporting"
     title = (f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds {seeds.start}-{seeds.stop - 1})"

@@ -6,17 +6,20 @@ episodes: a weight, a sum and a sum of squared weights). When the fading mean si
 injected mean by more than Z standard errors of their difference, Thompson's draw is centred that much lower
 (the lift as the recent injected episodes see it) and its noise is scaled by S; otherwise the draw is the
 engine's. `young` applies it only while the fall detector is not yet armed (fewer than WATCH_AFTER injected
-episodes folded into its arms); `always` at every age. A restart (the fall detector's, or an edit)
-starts the fading mean from the excursion, as it starts the arms. The draw consumes the same random numbers as
-the engine's, so a world's difference is the lever's alone. The engine has none of this: the research script
-installs it in this process before the worker processes fork.
+episodes folded into its arms); `always` at every age; `engine` is the engine's draw alone. `--spread TAU`
+sets the slices' prior spread for every setting's line (the default's stays the engine's). A restart (the fall
+detector's, or an edit) starts the fading mean from the excursion, as it starts the arms. The draw consumes the
+same random numbers as the engine's, so a world's difference is the lever's alone. The engine has none of this:
+the research script installs it in this process before the worker processes fork.
 
     python tools/fading_draw.py 20 --tuning-seeds --settings m10-z2,m10-z2-always,m10-z2-n0.5 --workers 2
     python tools/fading_draw.py 20 --tuning-seeds --settings m10-z2-idle --gym-only
+    python tools/fading_draw.py 40 --tuning-seeds --spread 0.05 --settings engine,m10-z2 --workers 2
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import math
@@ -49,8 +52,11 @@ class Setting:
                 + ("" if self.noise == 1.0 else f"-n{self.noise:g}") + ("-idle" if self.idle else ""))
 
 
-def setting(text: str) -> Setting:
-    """'m10-z2', 'm10-z2-always', 'm10-z2-n0.5' (parts in any order; the others keep Setting's defaults)."""
+def setting(text: str) -> Setting | None:
+    """'m10-z2', 'm10-z2-always', 'm10-z2-n0.5' (parts in any order; the others keep Setting's defaults);
+    'engine': None, the engine's draw (a line for `--spread` alone)."""
+    if text == "engine":
+        return None
     fields: dict[str, Any] = {}
     for part in text.split("-"):
         try:
@@ -67,8 +73,8 @@ def setting(text: str) -> Setting:
             else:
                 raise ValueError(part)
         except ValueError:
-            raise ValueError(f"a setting is like m10-z2, m10-z2-always or m10-z2-n0.5 (memory > 1, z and n >= 0); "
-                             f"got {text!r}") from None
+            raise ValueError(f"a setting is like m10-z2, m10-z2-always or m10-z2-n0.5 (memory > 1, z and n >= 0), "
+                             f"or engine; got {text!r}") from None
     return Setting(**fields)
 
 
@@ -167,20 +173,49 @@ def installed(chosen: Setting | None) -> Iterator[None]:
         features.Slices.sample = sample  # type: ignore[method-assign]
 
 
-def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting], workers: int,
-          gym_seeds: int = 20) -> list[str]:
-    """The default's line, then one per setting, each paired by world with it and with river-ts."""
+def name_of(chosen: Setting | None, spread: float | None = None) -> str:
+    return ("engine" if chosen is None else chosen.name) + ("" if spread is None else f" tau {spread:g}")
+
+
+@contextlib.contextmanager
+def spread_and(chosen: Setting | None, spread: float | None) -> Iterator[None]:
+    """`installed(chosen)`, with the slices' prior spread set to `spread` if given (the engine's otherwise)."""
+    with installed(chosen), (contextlib.nullcontext() if spread is None else sweep_frame.slice_spread(spread)):
+        yield
+
+
+def drops_against_default(names: Sequence[str]) -> Any:
+    """The lines `against_peer` adds: each setting's world median drop minus the default's, paired by world."""
+    from lamar.gym.family_report import paired
+    from lamar.gym.metrics import interval_text
+
+    def lines(rows: Sequence[Any]) -> list[str]:
+        cells = [f"{name} {interval_text(paired(rows, name, 'default', 'fossil_drop'), digits=0)}" for name in names]
+        return ["   dropped minus default (task episodes, paired by world): " + "; ".join(cells)]
+
+    return lines
+
+
+def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting | None], workers: int,
+          gym_seeds: int = 20, spread: float | None = None) -> list[str]:
+    """The default's line, then one per setting (under `spread`, if given), each paired by world with it and with
+    river-ts, and its drop paired with the default's."""
     rows: list[tuple[str, Any]] = [("default", functools.partial(installed, None))]
-    rows += [(s.name, functools.partial(installed, s)) for s in settings]
+    rows += [(name_of(s, spread), functools.partial(spread_and, s, spread)) for s in settings]
+    notes = [
+        "   draw: mM-zZ centres Thompson's draw on the fading mean (memory M injected episodes) once it sits below",
+        "   the undiscounted injected mean by more than Z standard errors, while the fall detector is not armed",
+        "   (-always: at every age); -nS scales the draw's noise by S then;"]
+    if spread is not None:
+        notes.append(f"   tau T: the slices' prior spread set to T (the engine's {features.SLICE_SPREAD:g}); "
+                     "engine: the engine's draw;")
     return sweep_frame.against_peer(
-        "A fading mean that lowers the draw", "draw", 18, rows,
-        ["   draw: mM-zZ centres Thompson's draw on the fading mean (memory M injected episodes) once it sits below",
-         "   the undiscounted injected mean by more than Z standard errors, while the fall detector is not armed",
-         "   (-always: at every age); -nS scales the draw's noise by S then;"],
-        worlds=worlds, tuning=tuning, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds, workers=workers)
+        "A fading mean that lowers the draw", "draw", max(18, *(len(name) + 2 for name, _ in rows)), rows, notes,
+        worlds=worlds, tuning=tuning, gym_first_seed=gym_first_seed, gym_seeds=gym_seeds, workers=workers,
+        after=drops_against_default([name for name, _ in rows[1:]]))
 
 
-def gym_only(settings: Sequence[Setting], *, gym_first_seed: int, gym_seeds: int, workers: int) -> list[str]:
+def gym_only(settings: Sequence[Setting | None], *, gym_first_seed: int, gym_seeds: int, workers: int) -> list[str]:
     """The gym's columns alone, the default's and each setting's: a quick look before the family's runs."""
     import statistics
 
@@ -189,7 +224,7 @@ def gym_only(settings: Sequence[Setting], *, gym_first_seed: int, gym_seeds: int
     lines = [f"A fading mean that lowers the draw on the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})",
              f"{'draw':<18}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}"]
     print("\n".join(lines), flush=True)
-    for chosen in (None, *settings):
+    for label, chosen in (("default", None), *((name_of(s), s) for s in settings)):
         with installed(chosen):
             result = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"),
                              workers=workers)
@@ -197,7 +232,7 @@ def gym_only(settings: Sequence[Setting], *, gym_first_seed: int, gym_seeds: int
         pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in gym) for phase in ("pre", "post"))
         share = 100 * statistics.mean(row["share_fossil_post"] for row in gym)
         off = [row["fossil_off_latency"] for row in gym if row["fossil_off_latency"] is not None]
-        lines.append(f"{'default' if chosen is None else chosen.name:<18}{f'{pre:.1f} / {post:.1f}':>17}"
+        lines.append(f"{label:<18}{f'{pre:.1f} / {post:.1f}':>17}"
                      f"{f'{share:.2f}%':>12}{statistics.median(off) if off else '-':>13}")
         print(lines[-1], flush=True)
     return lines
@@ -208,12 +243,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
                         default=[setting("m10-z2")], help="comma-separated settings, e.g. m10-z2,m10-z2-always")
     parser.add_argument("--gym-only", action="store_true", help="only the gym's columns (a quick look)")
+    parser.add_argument("--spread", type=_spread, help="the slices' prior spread for every setting's line (0 or more)")
     args = sweep_frame.parse(parser, argv)
     if args.gym_only:
         gym_only(args.settings, gym_first_seed=args.gym_first_seed, gym_seeds=args.gym_seeds, workers=args.workers)
         return
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
-                          settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds)))
+                          settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds, spread=args.spread)))
+
+
+def _spread(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0.0:
+        raise argparse.ArgumentTypeError(f"--spread is the slices' prior spread in reward units, 0 or more, e.g. 0.05; "
+                                         f"got {text!r}")
+    return value
 
 
 if __name__ == "__main__":

@@ -225,7 +225,7 @@ def anatomy(worlds: int, chosen: Setting, *, tuning: bool, workers: int, spread:
     tau = features.SLICE_SPREAD if spread is None else spread
     lines = []
     for mode, level in (DEFAULT, chosen):
-        with installed(mode, level), tool.slice_spread(tau):
+        with installed(mode, level), sweep_frame.slice_spread(tau):
             rows = tool.anatomy(seeds, workers=workers)
         table = tool.report(rows, f"The anatomy of a drop on the family ({len(seeds)} {kind} worlds, seeds "
                                   f"{seeds.start}-{seeds.stop - 1}), detector {name_of(mode, level)}"

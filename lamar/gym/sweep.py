@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 
 from lamar.bench.arguments import processes
 from lamar.gym.config import MAX_SEEDS
@@ -102,6 +102,20 @@ def peer_columns(rows: Sequence[Row], peer: str) -> str:
     return f"{kept:>13}{drop:>15}{wrong_drops(theirs):>13}"
 
 
+@contextmanager
+def slice_spread(tau: float) -> Iterator[None]:
+    """The selection's prior spread of a slice's deviation from the lesson-wide lift set to `tau` while
+    the block runs (worker processes forked inside it see it too)."""
+    from lamar.policy import features
+
+    default = features.SLICE_SPREAD
+    features.SLICE_SPREAD = tau
+    try:
+        yield
+    finally:
+        features.SLICE_SPREAD = default
+
+
 PEER = "river-ts"  # the best peer by reward, which goal 1 pairs lamar with
 
 
@@ -110,10 +124,11 @@ Patch = Callable[[], AbstractContextManager[object]]  # installs one setting of 
 
 def against_peer(subject: str, label: str, width: int, settings: Sequence[tuple[str, Patch]],
                  notes: Sequence[str], *, worlds: int, tuning: bool, gym_first_seed: int, gym_seeds: int,
-                 workers: int) -> list[str]:
+                 workers: int, after: Callable[[Sequence[Row]], list[str]] | None = None) -> list[str]:
     """A sweep's table: one line per setting (`name`, the patch that installs it; the first is
     "default"), each run under its patch and paired by world with the default and with `PEER`,
-    then `PEER`'s and the fastest peer's lines; `notes` explain the `label` column."""
+    then `PEER`'s and the fastest peer's lines; `notes` explain the `label` column, and `after`
+    adds lines read from all the family's rows."""
     seeds = family_seeds(worlds, tuning)
     rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST), spec(PEER)], workers=workers)
     lines = [title(subject, seeds, tuning, gym_first_seed, gym_seeds),
@@ -133,4 +148,4 @@ def against_peer(subject: str, label: str, width: int, settings: Sequence[tuple[
                      f"{'':>25}" + peer_columns(rows, peer))
     return [*lines, *notes,
             f"   minus {PEER}: paired by world, with the lower end of its 95% interval (goal 1 asks it above -0.01);",
-            *NOTES]
+            *NOTES, *(after(rows) if after is not None else [])]

@@ -109,3 +109,32 @@ def test_left_out_a_lowered_lesson_stays_lowered_unless_its_fading_evidence_ages
                 arms.record(0.0, False, 1.0)
             assert (arms.fall(0.5, 2.0) > 0.0) is lowered_after, text
     assert tool.setting("m10-z1-always-idle") == tool.Setting(10.0, 1.0, "always", 1.0, True)
+
+
+def test_spread_sets_the_slices_prior_spread_for_every_settings_line_but_the_defaults(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tool = load_tool("fading_draw")
+    default = features.SLICE_SPREAD
+    seen: list[tuple[str, float, bool]] = []
+
+    def against_peer(subject: str, label: str, width: int, settings: list[tuple[str, Any]], notes: list[str],
+                     **kwargs: Any) -> list[str]:
+        for name, patch in settings:
+            with patch():
+                seen.append((name, features.SLICE_SPREAD, lesson.ArmStats is tool.FadingArms))
+        rows = [{"world": w, "policy": name, "fossil_drop": drop}
+                for w, (base, low) in enumerate(((90, 70), (80, 75))) for name, drop in
+                (("default", base), ("engine tau 0.05", low), ("m10-z1-idle tau 0.05", base))]
+        return [*notes, *kwargs["after"](rows)]
+
+    monkeypatch.setattr(tool.sweep_frame, "against_peer", against_peer)
+    tool.main(["3", "--tuning-seeds", "--spread", "0.05", "--settings", "engine,m10-z1-idle"])
+    assert seen == [("default", default, False), ("engine tau 0.05", 0.05, False),
+                    ("m10-z1-idle tau 0.05", 0.05, True)]
+    assert features.SLICE_SPREAD == default and lesson.ArmStats is selection.ArmStats
+    out = capsys.readouterr().out
+    assert "tau T: the slices' prior spread set to T (the engine's 0.25)" in out
+    assert "dropped minus default (task episodes, paired by world): engine tau 0.05 -12 ±" in out
+    assert "m10-z1-idle tau 0.05 +0 ±0" in out or "m10-z1-idle tau 0.05 0 ±0" in out
+    with pytest.raises(SystemExit):
+        tool.main(["3", "--spread", "-1"])
