@@ -151,6 +151,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _FADING, f"{_FADE} --settings m10-z2-idle,m10-z1-idle --workers 2", 12),
     Measurement(_GYM, _FADING, "python tools/fading_draw.py 40 --tuning-seeds --settings m10-z2,m10-z1 --workers 2", 17,
                 (_GOALS,)),
+    Measurement(_GYM, _FADING, "python tools/fading_draw.py 40 --tuning-seeds --spread 0.05 "
+                "--settings engine,m10-z2,m10-z1-idle --workers 2", 23),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
