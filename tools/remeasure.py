@@ -153,6 +153,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 (_GOALS,)),
     Measurement(_GYM, _FADING, "python tools/fading_draw.py 40 --tuning-seeds --spread 0.05 "
                 "--settings engine,m10-z2,m10-z1-idle --workers 2", 23),
+    Measurement(_GYM, _FADING, "python tools/fading_draw.py 60 --gym-first-seed 0 --spread 0.05 --settings engine "
+                "--workers 2", 23),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
