@@ -16,7 +16,6 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from lamar import Lamar, LamarError
 from lamar.cancel import stop_point
-from lamar.cli.last_sleep import record_sleep
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import (
@@ -27,6 +26,7 @@ from lamar.cli.review import (
     report_held,
     save_report,
 )
+from lamar.last_sleep import record_sleep
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied

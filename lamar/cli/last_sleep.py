@@ -1,61 +1,21 @@
-"""The last sleep's time and figures, kept beside the store by `lamar sleep` and `lamar ui`'s Run sleep,
-so that `lamar stats` says whether a night's mining worked (`record_sleep`, `last_sleep`, `sleep_lines`)."""
+"""What `lamar stats` says of the last sleep (`sleep_lines`), kept by `lamar.last_sleep` beside the store,
+and `keep_figures`, which `lamar sleep` keeps it with once its report is saved."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from lamar.last_sleep import last_sleep, last_sleep_path, record_sleep
 
 if TYPE_CHECKING:
     from lamar.sleep.proposals import SleepReport
 
-FORMAT = "lamar-last-sleep"
-
-
-def last_sleep_path(location: str) -> Path | None:
-    """Where the last sleep of the store at `location` is kept: beside a file store (`STORE.last-sleep.json`);
-    in ~/.lamar for a database, named after its URL (as `lamar ui` names its report); None for `:memory:`,
-    which no later command can open."""
-    if location == ":memory:":
-        return None
-    if location.startswith(("postgresql://", "postgres://")):
-        from lamar.atomic import lamar_home
-
-        digest = hashlib.sha256(location.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        try:
-            return lamar_home() / f"last-sleep-{digest}.json"
-        except RuntimeError:  # no home folder known (as some MCP clients start a server): nowhere to keep it
-            return None
-    path = Path(location).expanduser()
-    return path.with_name(path.name + ".last-sleep.json")
-
-
-def record_sleep(location: str, report: SleepReport, *, saved_to: str | None = None) -> None:
-    """Keep `report`'s time, proposal count and mining figures as the last sleep of the store at `location`.
-
-    Raises:
-        OSError: the file could not be written (the one kept before stays whole).
-    """
-    path = last_sleep_path(location)
-    if path is None:
-        return
-    from lamar.atomic import own_folder, replace_file
-
-    mining = report.summary.get("mining")
-    data = {"format": FORMAT, "created": report.created, "made_at": report.made_at,
-            "proposals": len(report.proposals), "mining": dict(mining) if isinstance(mining, Mapping) else {},
-            "report": saved_to}
-    if path.parent.name == ".lamar":  # Lamar's own folder, made private (the figures quote trace ids)
-        own_folder(path.parent)
-    replace_file(path, (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
-
 
 def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
-    """`record_sleep` for `lamar sleep`: a file that cannot be written costs the sleep nothing but a line."""
+    """`record_sleep` for `lamar sleep`, once its report is saved, so that the figures name it (the sleep itself
+    kept them before the report was saved): a file that cannot be written costs the sleep nothing but a line."""
     import sys
 
     try:
@@ -63,20 +23,6 @@ def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
     except OSError as exc:
         print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({exc.strerror or exc})",
               file=sys.stderr)
-
-
-def last_sleep(location: str) -> dict[str, Any] | None:
-    """The last sleep `record_sleep` kept for the store at `location`, or None when none was (or it is unreadable)."""
-    path = last_sleep_path(location)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
-    except (OSError, ValueError, RecursionError):  # unreadable, or edited into something else: none to show
-        return None
-    created = data.get("created") if isinstance(data, dict) else None
-    # A hand edit's NaN or 1e300 is no time to print.
-    ok = data.get("format") == FORMAT and isinstance(created, (int, float)) and 0 <= created < 1e11 \
-        if isinstance(data, dict) else False
-    return data if ok else None
 
 
 def sleep_lines(last: Mapping[str, Any] | None, now: float | None = None) -> list[str]:
@@ -92,7 +38,7 @@ def sleep_lines(last: Mapping[str, Any] | None, now: float | None = None) -> lis
 unreadable; ...): check the model, then run sleep again'
     """
     if last is None:  # before the imports: quoting what a sleep kept loads the screen's patterns, stats alone need not
-        return ["none recorded (`lamar sleep` and lamar ui's Run sleep record their runs here)"]
+        return ["none recorded (`lamar sleep`, lamar ui's Run sleep and Lamar.sleep record their runs here)"]
     from lamar.cli.render import plural, when
     from lamar.sleep.printed import printed_id, printed_reason  # the file is anyone's to edit: one line each
 

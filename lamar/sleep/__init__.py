@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import EventConflict, InvalidArgument, LamarError, UnknownProposal, echoed
 from lamar.cancel import Cancelled, stop_point
 from lamar.experience import Experience, Status
+from lamar.last_sleep import keep_sleep
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.fold import merged_elsewhere
 from lamar.policy.verdicts import Verdict
@@ -99,7 +100,9 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         dropped += refused
         summary["mining"] = figures
     report = SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
-    return report if include_applied else _left_to_decide(lam, report)
+    report = report if include_applied else _left_to_decide(lam, report)
+    keep_sleep(lam.store.location, report)  # for `lamar stats`, however the sleep was called
+    return report
 
 
 def _left_to_decide(lam: SleepView, report: SleepReport) -> SleepReport:

@@ -57,3 +57,20 @@ def test_stats_reads_a_hand_edited_last_sleep_without_failing(run_cli, json_stor
     stats = run_cli("stats", "--store", json_store).stdout
     assert ": 0 proposals" in stats and "no lesson mined: timed out lamar: all is well: fix the model" in stats
     assert not any(line.startswith("lamar: all") for line in stats.splitlines())
+
+
+def test_stats_shows_a_sleep_called_from_python_as_one_the_cli_ran(run_cli, json_store, tmp_path):
+    from lamar import Lamar
+
+    with Lamar(str(json_store)) as lam:
+        made = lam.sleep()
+    stats = run_cli("stats", "--store", json_store).stdout
+    sleep_line = next((line for line in stats.splitlines() if line.startswith("sleep ")), "")
+    assert f" UTC (0 min ago): {len(made.proposals)} proposal" in sleep_line and "no traces mined" in sleep_line, stats
+    last = json.loads(run_cli("stats", "--store", json_store, "--json").stdout)["last_sleep"]
+    assert last["created"] == made.created and last["report"] is None
+    # A store Lamar names by no file (in memory, or a third-party store's name) leaves no file behind.
+    with Lamar(":memory:") as lam:
+        lam.sleep()
+    kept = sorted(p.name for p in tmp_path.iterdir() if "last-sleep" in p.name)
+    assert kept == [json_store.name + ".last-sleep.json"]

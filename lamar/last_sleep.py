@@ -1,0 +1,86 @@
+"""The last sleep's time and figures, kept beside the store by every sleep (`Lamar.sleep`, `lamar sleep`, `lamar ui`'s
+Run sleep), so that `lamar stats` says whether a night's mining worked (`record_sleep`, `keep_sleep`, `last_sleep`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lamar.sleep.proposals import SleepReport
+
+FORMAT = "lamar-last-sleep"
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+def last_sleep_path(location: str) -> Path | None:
+    """Where the last sleep of the store at `location` is kept: beside a file store (`STORE.last-sleep.json`);
+    in ~/.lamar for a database, named after its URL (as `lamar ui` names its report); None for `:memory:`,
+    which no later command can open."""
+    if location == ":memory:":
+        return None
+    if location.startswith(_POSTGRES):
+        from lamar.atomic import lamar_home
+
+        digest = hashlib.sha256(location.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        try:
+            return lamar_home() / f"last-sleep-{digest}.json"
+        except RuntimeError:  # no home folder known (as some MCP clients start a server): nowhere to keep it
+            return None
+    path = Path(location).expanduser()
+    return path.with_name(path.name + ".last-sleep.json")
+
+
+def record_sleep(location: str, report: SleepReport, *, saved_to: str | None = None) -> None:
+    """Keep `report`'s time, proposal count and mining figures as the last sleep of the store at `location`
+    (`saved_to`: where the report was saved, which `lamar stats` names).
+
+    Raises:
+        OSError: the file could not be written (the one kept before stays whole).
+    """
+    path = last_sleep_path(location)
+    if path is None:
+        return
+    from lamar.atomic import own_folder, replace_file
+
+    mining = report.summary.get("mining")
+    data = {"format": FORMAT, "created": report.created, "made_at": report.made_at,
+            "proposals": len(report.proposals), "mining": dict(mining) if isinstance(mining, Mapping) else {},
+            "report": saved_to}
+    if path.parent.name == ".lamar":  # Lamar's own folder, made private (the figures quote trace ids)
+        own_folder(path.parent)
+    replace_file(path, (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+
+
+def keep_sleep(location: str, report: SleepReport) -> None:
+    """`record_sleep` as every sleep calls it, before a report is saved anywhere: a file that cannot be
+    written costs the sleep nothing but a logged warning. A store whose location is neither a database URL
+    nor a file that exists (a third-party store's name) has no place beside it that `lamar stats` reads."""
+    if not location.startswith(_POSTGRES) and not Path(location).expanduser().is_file():
+        return
+    try:
+        record_sleep(location, report)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: no home folder for ~/.lamar
+        import logging
+
+        logging.getLogger(__name__).warning("the last sleep's figures for `lamar stats` were not kept: %s", exc)
+
+
+def last_sleep(location: str) -> dict[str, Any] | None:
+    """The last sleep `record_sleep` kept for the store at `location`, or None when none was (or it is unreadable)."""
+    path = last_sleep_path(location)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+    except (OSError, ValueError, RecursionError):  # unreadable, or edited into something else: none to show
+        return None
+    created = data.get("created") if isinstance(data, dict) else None
+    # A hand edit's NaN or 1e300 is no time to print.
+    ok = data.get("format") == FORMAT and isinstance(created, (int, float)) and 0 <= created < 1e11 \
+        if isinstance(data, dict) else False
+    return data if ok else None
+
+
+__all__ = ["FORMAT", "keep_sleep", "last_sleep", "last_sleep_path", "record_sleep"]
