@@ -76,3 +76,24 @@ def test_lessons_whose_precondition_only_restates_their_scope_are_not_rivals() -
     lam.add(Experience("in the shop repo", "name branches after their ticket", scope=shop))
     lam.add(Experience("in the shop repo", "keep secrets out of the repository", scope=shop))
     assert lam.sleep().of_kind("contradiction") == []
+
+
+def test_two_choices_worded_apart_or_sharing_no_word_are_a_conflict() -> None:
+    from lamar.sleep.conflict import actions_conflict
+
+    assert actions_conflict("use tabs", "indent with four spaces")
+    assert actions_conflict("indent with tabs", "indent with four spaces")
+    assert actions_conflict("squash commits", "keep every commit")
+    assert actions_conflict("squash commits before merging", "keep every commit of a branch when merging")
+    # Tabs where a file needs them and spaces elsewhere are two rules, not one choice.
+    assert not actions_conflict("use tabs in Makefiles", "indent Python with four spaces")
+
+
+def test_two_tools_run_at_one_step_are_no_conflict() -> None:
+    from lamar.sleep.conflict import actions_conflict
+
+    assert not actions_conflict("run pytest before committing", "run mypy before committing")
+    assert not actions_conflict("run pytest", "run mypy before committing")
+    # Two choices for how one tool runs still are.
+    assert actions_conflict("run the tests in parallel", "run the tests one by one")
+    assert actions_conflict("use pnpm", "use npm")
