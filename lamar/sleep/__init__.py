@@ -14,6 +14,7 @@ from lamar.last_sleep import keep_sleep
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.fold import merged_elsewhere
 from lamar.policy.verdicts import Verdict
+from lamar.sleep.acknowledged import acknowledged_with
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction, still_folds
 from lamar.sleep.consolidate import consolidate, normalize
 from lamar.sleep.kinds import candidate_lesson, kind_of
@@ -233,6 +234,8 @@ def _checked(lam: SleepView, proposal: Proposal,
     that carry it out."""
     if lam.applied(proposal.id):
         return "applied", "already applied", []
+    if within := acknowledged_with(lam, proposal):
+        return "applied", within, []
     try:
         kind = kind_of(proposal)
         kind.check(proposal)  # a candidate is re-screened here, whatever the report says

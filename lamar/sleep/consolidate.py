@@ -3,7 +3,6 @@ flag contradictions, promote proven candidates."""
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -124,6 +123,9 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
     such a lesson joins a situation another lesson names and never starts one.
     """
     from lamar.rules.importing import PROVENANCE_SOURCE
+    from lamar.sleep.acknowledged import acknowledged_id, acknowledged_within
+
+    lessons = {e.id: e for e in keepers}
 
     def from_rules(exp: Experience) -> bool:
         return exp.provenance.get("source") == PROVENANCE_SOURCE
@@ -138,19 +140,23 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
             if not from_rules(exp):
                 situations.append([exp])
     out = []
-    for exps, how in (disputed for situation in situations for disputed in _disputes(situation, from_rules)):
-        helps = [e.id for e in exps if evidence[e.id].verdict is Verdict.HELPS]
-        if len(helps) == 1:
-            continue  # settled: one side proven to help, the others not
-        exps = _as_answered(exps, applied)
-        ids = [e.id for e in exps]
-        ev_map, expect = snapshot(ids)
-        sides = "; ".join(f"{e.id}: {e.action!r} ({_measure(evidence[e.id])})" for e in exps)
-        out.append(Proposal(
-            id=Proposal.make_id("contradiction", ids), kind="contradiction", experience_ids=tuple(ids),
-            reason=(f"same situation, {how} actions: {sides}. The engine keeps testing each until "
-                    "one is proven; retire one by hand to settle it sooner."),
-            evidence=ev_map, expect=expect))
+    for situation in situations:
+        for exps, how in _disputes(situation, from_rules):
+            helps = [e.id for e in exps if evidence[e.id].verdict is Verdict.HELPS]
+            if len(helps) == 1:
+                continue  # settled: one side proven to help, the others not
+            ids = acknowledged_id([e.id for e in exps], applied)
+            # Acknowledged with more lessons (a whole situation, grouped as one): its own id, noted as such.
+            within = None if ids is not None else acknowledged_within([e.id for e in situation],
+                                                                      [e.id for e in exps], applied)
+            ids = ids or [e.id for e in exps]
+            sides = "; ".join(f"{i}: {lessons[i].action!r} ({_measure(evidence[i])})" for i in ids)
+            ev_map, expect = snapshot(ids)
+            out.append(Proposal(
+                id=Proposal.make_id("contradiction", ids), kind="contradiction", experience_ids=tuple(ids),
+                reason=(f"same situation, {how} actions: {sides}. The engine keeps testing each until "
+                        "one is proven; retire one by hand to settle it sooner."),
+                evidence=ev_map, expect=expect, payload={"acknowledged": within} if within else {}))
     return out
 
 
@@ -180,20 +186,6 @@ def _disputes(situation: list[Experience],
         joined[0].append(exp)
     order = {e.id: n for n, e in enumerate(situation)}
     return [(sorted(g, key=lambda e: order[e.id]), "conflicting") for g in groups if len(g) > 1]
-
-
-def _as_answered(exps: list[Experience], applied: Callable[[str], bool]) -> list[Experience]:
-    """The lessons in the order a store's answer to their contradiction lists them, else as given.
-
-    The same lessons in any order are one contradiction, so an answer a store holds under another order
-    of them stands; up to four sides are looked for (24 orders).
-    """
-    if len(exps) > 4 or applied(Proposal.make_id("contradiction", [e.id for e in exps])):
-        return exps
-    for order in itertools.permutations(exps):
-        if applied(Proposal.make_id("contradiction", [e.id for e in order])):
-            return list(order)
-    return exps
 
 
 def _measure(ev: Evidence) -> str:
