@@ -63,6 +63,20 @@ def postgres_url() -> str:
     return POSTGRES_URL
 
 
+@pytest.fixture(autouse=True)
+def _postgres_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home folder of the test's own for a PostgreSQL test: every sleep keeps its figures for a database in
+    ~/.lamar, which would fill the home of whoever runs the tests (the folder `lamar_cli` and `run_cli` use)."""
+    if request.node.get_closest_marker("postgres") is not None:
+        _own_home(request, monkeypatch)
+
+
+def _own_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = request.getfixturevalue("tmp_path") / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+
+
 @pytest.fixture
 def pg_role(postgres_url: str) -> Iterator[str]:
     """A PostgreSQL role of the test's own, which owns a schema of the same name (tests/pg_role.py)."""
@@ -84,6 +98,7 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
         from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
         url = request.getfixturevalue("postgres_url")
+        _own_home(request, request.getfixturevalue("monkeypatch"))  # marked by no name it holds: see _postgres_home
         namespace = unique_namespace("shared")
         yield namespace_url(url, namespace, lamar_fold="off" if request.param == "postgres-log" else "on")
         drop_namespaces(url, namespace)

@@ -95,9 +95,15 @@ def _run_fleet(tmp_path: Path, url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def neighbours() -> Iterator[dict[str, Any]]:
+def neighbours(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Namespace A with lessons, episodes, outcomes and a sleep report; B, its neighbour."""
     require_service("PostgreSQL", "127.0.0.1", 5432)
+    with pytest.MonkeyPatch.context() as home:  # the sleep's figures go in ~/.lamar: a home of the module's own
+        home.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        yield from _neighbours()
+
+
+def _neighbours() -> Iterator[dict[str, Any]]:
     a_ns, b_ns = unique_namespace("a"), unique_namespace("b")
     a = Lamar(PostgresStore(POSTGRES_URL, namespace=a_ns), k=2, seed=1)
     ids = [a.add(Experience("the build fails", "clear the cache", scope=Scope(task="build"))),
