@@ -66,15 +66,14 @@ def postgres_url() -> str:
 @pytest.fixture(autouse=True)
 def _postgres_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A home folder of the test's own for a PostgreSQL test: every sleep keeps its figures for a database in
-    ~/.lamar, which would fill the home of whoever runs the tests (the folder `lamar_cli` and `run_cli` use)."""
+    ~/.lamar, which would fill the home of whoever runs the tests."""
     if request.node.get_closest_marker("postgres") is not None:
         _own_home(request, monkeypatch)
 
 
 def _own_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = request.getfixturevalue("tmp_path") / "home"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
+    # Outside tmp_path, which tests list and make their own home in.
+    monkeypatch.setenv("HOME", str(request.getfixturevalue("tmp_path_factory").mktemp("home")))
 
 
 @pytest.fixture
