@@ -105,8 +105,7 @@ def without_copies(states: list[Any], allowed: set[str] | None = None) -> list[A
     seen: set[tuple[Any, ...]] = set()
     kept = []
     for state in states:
-        exp = state.experience
-        key = (exp.precondition, exp.action, exp.rationale, exp.scope.items_key)
+        key = same_texts(state.experience)  # the sameness `add_lesson` finds a copy by (`Holder.first_same`)
         if key not in seen:
             seen.add(key)
             kept.append(state)
