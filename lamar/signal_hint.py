@@ -32,9 +32,8 @@ def meant(text: str, words: Mapping[str, Iterable[str]] | None = None) -> str | 
     joined = tokens + [a + b for a, b in itertools.pairwise(tokens)]
     named = {name for name, (stem, endings) in _STEMS.items()
              if any(token == stem + ending for token in joined for ending in endings)}
-    spaced = f" {' '.join(tokens)} "
     for name, phrases in (words or {}).items():
-        if any(f" {' '.join(re.findall(r'[a-z]+', phrase.lower()))} " in spaced for phrase in phrases):
+        if any(_glossed(tokens, re.findall(r"[a-z]+", phrase.lower())) for phrase in phrases):
             named.add(name)
     if named:
         return named.pop() if len(named) == 1 else None
@@ -42,6 +41,14 @@ def meant(text: str, words: Mapping[str, Iterable[str]] | None = None) -> str | 
         return None
     typos = [name for name, (stem, _) in _STEMS.items() if _typo(tokens[0], name, stem)]
     return typos[0] if len(typos) == 1 else None
+
+
+def _glossed(tokens: list[str], phrase: list[str]) -> bool:
+    """Whether `phrase` stands in `tokens` as words of its own, not followed by a verb in "-ing": there it is
+    the verb that goes on ("kept asking" is a re-ask, not "kept" for accepted)."""
+    n = len(phrase)
+    return bool(phrase) and any(tokens[i:i + n] == phrase and not "".join(tokens[i + n:i + n + 1]).endswith("ing")
+                                for i in range(len(tokens) - n + 1))
 
 
 def _typo(said: str, name: str, stem: str) -> bool:

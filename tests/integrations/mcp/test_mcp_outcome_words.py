@@ -76,3 +76,21 @@ async def test_a_refused_outcome_is_guessed_only_from_a_word_that_names_one(stor
             assert refused.is_error, said
             assert refused.content[0].text.endswith(f"(did you mean {near!r}?)"), (said, refused.content[0].text)
         assert events(store) == before
+
+
+def test_a_gloss_that_goes_on_with_another_verb_names_no_outcome() -> None:
+    """"kept" glosses accepted, but "the user kept asking the same thing" is a re-ask: told "did you mean
+    'accepted'?", a model reports the opposite of what the user did."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from lamar_mcp.tools import LamarTools
+
+    with Lamar(":memory:") as lam:
+        tools = LamarTools(lam)
+        for said in ("the user kept asking the same thing", "user kept rephrasing", "the user kept going"):
+            with pytest.raises(ToolError, match="signal must be one of") as refused:
+                tools.report("ep_1", said)
+            assert "did you mean" not in str(refused.value), said
+        for said, near in (("the user kept the change", "accepted"), ("the user merged it", "shipped")):
+            with pytest.raises(ToolError, match=re.escape(f"(did you mean {near!r}?)")):
+                tools.report("ep_1", said)
