@@ -27,6 +27,16 @@ _FORCE = rf"(?:--force(?!-with-lease|-if-includes)\b|\s{_FLAGS_F}\b)"
 _PUSH_END = (r"(?=\s*(?:$|[;|&)`\"'.,])|\s+(?:to|and|then|after|when|if|so|because|once|before|until|again|now"
              r"|instead|whenever)\b)")
 _CURRENT = r"(?:origin|upstream|head|\+head)"  # a remote, or the branch checked out, by name or as +HEAD
+# "Force push" said as an instruction, naming no branch. Not a noun ("a force push", "force push is disabled"),
+# not what someone else did ("someone force pushes", "was force-pushed"), not with a lease, and not where a
+# branch is named: a shared one is the pattern above's, another ("origin/fix", "the staging branch") is not shared.
+_PUSH_WORDS = (
+    r"(?<![\w-])(?<!\ba )(?<!\bthe )(?<!\bany )(?<!\bone )(?<!\byou )(?<!\bwe )(?<!\bthey )(?<!\bsomeone )"
+    r"force[- ]?push(?![\w-])(?!\s+(?:is|was|are|were|has|had|will|would|can|could|may|might|does|did|protection"
+    r"|rules?|permissions?)\b|\s+(?:with[- ]lease|--force-with-lease)\b)"
+    rf"(?!(?:\s+(?:it|them|this|that|the|your|my|our|changes|commits))*(?:\s+(?:to|onto|over))?"
+    rf"\s+(?:(?:the|your|my|our)\s+)?(?:{_SHARED}\b|origin/|upstream/|[\w.-]+/[\w.-]|[\w.-]+\s+branch\b))"
+)
 
 HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("destroys what cannot be recovered", re.compile(
@@ -70,6 +80,7 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (CHECKED_OUT, re.compile(
         rf"\bgit\s+push(?=(?:\s+{_CURRENT})*\s+(?:--force(?![\w-])|{_FLAGS_F}\b|\+head\b))"
         rf"(?:\s+(?:{_FLAGS_F}|--force(?![\w-])|{_CURRENT}))+{_PUSH_END}"
+        rf"|{_PUSH_WORDS}"
     )),
     ("opens files to every user", re.compile(
         r"\bchmod\s+(?:-\S+\s+)*(?:0?777|a\+rwx|ugo\+rwx|a=rwx)\b"

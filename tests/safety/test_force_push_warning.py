@@ -23,6 +23,12 @@ CHECKED_OUT = "force-pushes whichever branch is checked out, a shared one too"
     ("After each fix, git push -f origin", CHECKED_OUT),
     ("After each fix, git push --force origin HEAD", CHECKED_OUT),
     ("When the history diverged, git push origin +HEAD", CHECKED_OUT),
+    # In words, naming no branch: the one checked out, as `git push --force` is.
+    ("Force push to fix history", CHECKED_OUT),
+    ("force-push after rebasing", CHECKED_OUT),
+    ("When the remote rejects the push, force-push it", CHECKED_OUT),
+    ("If CI is stuck, you can forcepush to origin", CHECKED_OUT),
+    ("Force-push to main so CI picks the fix up", SHARED),
 ])
 def test_a_force_push_is_named_for_what_it_overwrites(text: str, reason: str) -> None:
     said = instructed_harm(text)
@@ -39,6 +45,17 @@ def test_a_force_push_is_named_for_what_it_overwrites(text: str, reason: str) ->
     # No force at all: a plain push to the remote.
     "When the tests pass, git push origin.",
     "git push upstream; then open the PR",
+    # In words: the agent's own branch, a branch named, a lease, a prohibition, or a push told of, not asked for.
+    "Force-push after rebasing your feature branch",
+    "Force push to origin/feature-login after the rebase",
+    "Force push to the staging branch once it is tagged",
+    "Force push with lease after rebasing",
+    "Never force push",
+    "Don't force-push; open a new PR instead",
+    "Force push is disabled on this repository",
+    "After a force push, reset your clone to origin",
+    "When the upstream branch was force-pushed, rebase onto it",
+    "When someone force pushes, CI runs again",
 ])
 def test_a_force_push_of_the_agents_own_branch_is_not_named(text: str) -> None:
     assert instructed_harm(text) is None
