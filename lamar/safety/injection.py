@@ -101,6 +101,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         + _TURN + r")[\"']"
         r"|a(?<=[\"']a)uthor[\"']\s*:\s*\{\s*[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']"
         r"|f(?<=[\"']f)rom[\"']\s*:\s*[\"'](?:gpt|" + _TURN + r")[\"']\s*,\s*[\"']value[\"']\s*:\s*[\"']"
+        # LangChain's message as its repr prints it: `content=` and a whole string, then the next key or the end.
+        # Code passes its words as a variable, joins them to one ("..." + prompt) or gives them without the key.
+        r"|(?:s(?<![a-z0-9_]s)ystem|a(?<![a-z0-9_]a)i|t(?<![a-z0-9_]t)ool|f(?<![a-z0-9_]f)unction)message(?:chunk)?"
+        r"\(\s*content\s*=\s*(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}')\s*[,)]"
     )),
     # "<user>" is also a placeholder in CLI docs: the speaker tags count when closed or opening a line.
     # A noun may follow with "_" or "-" (<system_message>, </user_query>); other names are placeholders
