@@ -55,7 +55,7 @@ _OPENERS = frozenset(re.findall(r"\S+", """
     after also before by during for if in instead on once please then to unless when whenever with
     without add always ask avoid be bump call check clear close commit confirm consider copy create
     delete describe disable do don't document drop enable ensure explain fetch first fix follow
-    format give install keep leave let limit lint list log look make mark mention merge move never
+    force format give install keep leave let limit lint list log look make mark mention merge move never
     note only open pin prefer print pull push put read rebase rebuild reinstall remember remove
     rename reply report rerun reset restart retry return revert run save say search see send set
     show skip split start stop switch tell test try turn update upgrade use verify wait write
@@ -97,6 +97,9 @@ def _mid_sentence(part: str, words: frozenset[str] = _OPENERS, *, instruction: b
 
 # An adverb a rule in title case puts before its verb ("Never Push to main"): the verb after it is no name.
 _ADVERBS = re.compile(r"((?i:(?:always|never|only|please|also|first|then|do not|don't|not)\s+)+)")
+# A label before a colon ("never: Force push ...", as the rules import writes a rule listed under "## Never"):
+# when its words forbid (`lamar.safety.prohibitions.forbids`), the rule after it opens with its verb as after an adverb.
+_LABEL = re.compile(r"([^:;`\n]{1,60}:\s+)(?=\S)")
 
 
 def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS, *, instruction: bool = True) -> str:
@@ -113,9 +116,19 @@ def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS, *, instructio
     for n, piece in enumerate(pieces):
         if n % 2 == 0 and (n == 0 or "".join(out).count("`") % 2 == 0):
             piece = _mid_sentence(piece, first if n == 0 else _OPENERS | _LEADS, instruction=instruction)
-            adverbs = _ADVERBS.match(piece)
+            adverbs = (_forbidding_label(piece) if instruction and n == 0 else None) or _ADVERBS.match(piece)
             if adverbs:
                 rest = piece[adverbs.end():]
                 piece = adverbs.group(1) + _mid_sentence(rest, instruction=instruction)
         out.append(piece)
     return "".join(out)
+
+
+def _forbidding_label(part: str) -> re.Match[str] | None:
+    """The label that opens `part` ("never: ", "Don'ts: ") when its words forbid what follows, else None."""
+    found = _LABEL.match(part)
+    if found is None:
+        return None
+    from lamar.safety.prohibitions import forbids  # only for a part that opens with a label
+
+    return found if forbids(found.group(1)) else None

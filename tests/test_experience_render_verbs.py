@@ -89,3 +89,17 @@ def test_only_the_action_is_read_as_an_instruction() -> None:
 
 def test_the_stored_text_keeps_its_capital() -> None:
     assert Experience("a deploy times out", "Roll back first").action == "Roll back first"
+
+
+@pytest.mark.parametrize(("action", "reads"), [
+    # A rule under "## Never" is stored as "never: <the rule as written>": its verb reads as after an adverb.
+    ("never: Force push to protected branches", "never: force push to protected branches"),
+    ("never: Roll back a migration by hand", "never: roll back a migration by hand"),
+    ("Don'ts: Skip the hooks", "Don'ts: skip the hooks"),
+    ("never do the following: Merge without review", "never do the following: merge without review"),
+    # a name after the label keeps its capital, and a label that forbids nothing is left alone
+    ("never: Python 2 in new code", "never: Python 2 in new code"),
+    ("Testing: Run the linter", "Testing: Run the linter"),
+])
+def test_a_verb_after_a_forbidding_label_reads_in_lower_case(action: str, reads: str) -> None:
+    assert Experience("working on shop", action).render() == f"When working on shop, {reads}."

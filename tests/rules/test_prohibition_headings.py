@@ -41,7 +41,7 @@ def _lessons(tmp_path: Path, text: str) -> list[str]:
 def test_each_rule_under_a_prohibition_carries_it(tmp_path: Path) -> None:
     assert _lessons(tmp_path, RULES) == [
         "When working on shop, never: push to main.",
-        "When working on shop, never: Force push to protected branches.",
+        "When working on shop, never: force push to protected branches.",  # its verb, as after "never "
         "When working on shop, never: Exposing `seen_users` through any endpoint.",
         "When working on shop, never fix what you find: report it.",  # it says so itself
         "When the deploy is red, never: run `git push --force origin main`.",
