@@ -124,6 +124,16 @@ def _clauses(part: str, first: frozenset[str] = _OPENERS | _LEADS, *, instructio
     return "".join(out)
 
 
+def opens_with_verb(text: str) -> bool:
+    """Whether `text` opens with a verb as an instruction does, by the test that lowers one in mid-sentence.
+
+    >>> opens_with_verb("push to main"), opens_with_verb("Roll back"), opens_with_verb("These break the build")
+    (True, True, False)
+    """
+    capital = text[:1].upper() + text[1:]
+    return _mid_sentence(capital, instruction=True) != capital
+
+
 def _forbidding_label(part: str) -> re.Match[str] | None:
     """The label that opens `part` ("never: ", "Don'ts: ") when its words forbid what follows, else None."""
     found = _LABEL.match(part)

@@ -138,12 +138,12 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
 
     lines = text.splitlines()
     blocks = _blocks(lines)
-    forbidden = forbidding_labels(lines)  # an item under "## Never" says what not to do, in any words
+    forbidden = forbidding_labels(lines)  # an item or a paragraph under "## Never" says what not to do
     rules: list[Rule] = []
     left: list[tuple[Rule, str]] = []
     for block in blocks:
         body = clean(" ".join(block.text))
-        by = forbidden[block.line - 1] if block.item and not opens_forbidding(body) else ""
+        by = forbidden[block.line - 1] if not opens_forbidding(body) else ""
         rule = Rule(body, file, block.line, (*block.headings, *block.parents), forbidden_by=by)
         if not body:
             continue

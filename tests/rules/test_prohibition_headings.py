@@ -68,10 +68,42 @@ def test_a_line_in_bold_that_forbids_heads_its_list_and_is_no_rule(tmp_path: Pat
         "When working on shop, never: push to main.", "When working on shop, Don'ts: skip the hooks."]
 
 
-def test_a_paragraph_under_a_prohibition_keeps_it_as_context(tmp_path: Path) -> None:
-    # A paragraph may say what to do instead, so it is not made a prohibition; the heading still shows.
-    assert _lessons(tmp_path, "## Never\n\nPush to main only through a PR.\n") == [
-        "When working on shop (Never), push to main only through a PR."]
+def test_a_paragraph_under_a_prohibition_is_read_as_a_list_item_is(tmp_path: Path) -> None:
+    text = ("## Never\n\nPush to main.\n\nForce push to protected branches\nor rewrite their history.\n\n"
+            "Exposing `seen_users` through any endpoint.\n\nNever fix what you find: report it.\n")
+    assert _lessons(tmp_path, text) == [
+        "When working on shop, never: push to main.",
+        "When working on shop, never: force push to protected branches or rewrite their history.",
+        "When working on shop, never: Exposing `seen_users` through any endpoint.",
+        "When working on shop, never fix what you find: report it.",
+    ]
+    (lesson, *_) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
+    assert lesson.scope == {"project": "shop"} and lesson.precondition == "working on shop"
+
+
+def test_a_paragraph_or_item_that_says_what_to_do_instead_keeps_the_heading_as_context(tmp_path: Path) -> None:
+    # What to do instead opens with its own word (always, only, instead, prefer): "never: always ..." says nothing.
+    text = "## Never\n\nAlways open a PR instead.\n\n- Only push to main through a PR\n- push to main\n"
+    assert _lessons(tmp_path, text) == [
+        "When working on shop (Never), always open a PR instead.",
+        "When working on shop (Never), only push to main through a PR.",
+        "When working on shop, never: push to main.",
+    ]
+
+
+def test_a_paragraph_that_describes_is_no_prohibition(tmp_path: Path) -> None:
+    # A sentence with a subject of its own says why the list is there; it is no rule, as elsewhere.
+    text = "## Never\n\nThese break the build for everyone.\n\nBreaking them means a revert.\n\n- push to main\n"
+    (tmp_path / "CLAUDE.md").write_text(text)
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert [e.render() for e in plan.lessons] == ["When working on shop, never: push to main."]
+    assert [rule.text for rule, _ in plan.skipped] == ["These break the build for everyone.",
+                                                      "Breaking them means a revert."]
+
+
+def test_a_command_in_a_paragraph_under_a_prohibition_is_not_warned_as_harm() -> None:
+    assert instructed_harm("## Never\n\nRun git push --force origin main\nafter a fix.\n") is None
+    assert instructed_harm("## Never\n\nInstead, git push --force origin main.\n") is not None
 
 
 def test_a_model_restating_prose_is_told_the_heading_that_forbids_it(tmp_path: Path) -> None:
