@@ -164,8 +164,14 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     skipped, screened = _screened(skipped, name)
     skipped = _scrubbed(skipped)  # before a model reads them, and as they are listed
     if model is not None and skipped:
-        restated, skipped = _restate(model, skipped)
+        from lamar.rules.takebacks import is_taken_back
+
+        # A rule the file takes back is no prose to restate: a model would write it out as a live rule.
+        withdrawn = [(rule, why) for rule, why in skipped if is_taken_back(why)]
+        prose = [(rule, why) for rule, why in skipped if not is_taken_back(why)]
+        restated, skipped = _restate(model, prose) if prose else ([], [])
         rules += restated
+        skipped += withdrawn
     skipped += _scrubbed(screened)
     lessons, refused = _lessons(lamar, rules, name)
     plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + _scrubbed(refused),

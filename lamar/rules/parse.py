@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 from lamar.rules.fences import Fences, unquoted
 
@@ -139,12 +140,21 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
     lines = text.splitlines()
     blocks = _blocks(lines)
     forbidden = forbidding_labels(lines)  # an item or a paragraph under "## Never" says what not to do
+    from lamar.rules.takebacks import STRUCK, marked, takes_back, unstruck, withdrawn_mark
+
     rules: list[Rule] = []
     left: list[tuple[Rule, str]] = []
-    for block in blocks:
-        body = clean(" ".join(block.text))
+    bodies = [clean(" ".join(block.text)) for block in blocks]
+    taken = _taken_back(blocks, bodies, takes_back)
+    for n, block in enumerate(blocks):
+        body, struck = unstruck(bodies[n])
         by = forbidden[block.line - 1] if not opens_forbidding(body) else ""
         rule = Rule(body, file, block.line, (*block.headings, *block.parents), forbidden_by=by)
+        mark = withdrawn_mark(body)
+        if n in taken or (struck and not body) or mark:  # the file takes it back: listed with why, not a rule
+            why = taken.get(n) or (marked(mark) if mark else STRUCK)
+            left.append((dataclasses.replace(rule, text=body or bodies[n]), why))
+            continue
         if not body:
             continue
         if forbids(body):
@@ -158,6 +168,21 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
         else:
             rules.append(rule)
     return rules, left
+
+
+def _taken_back(blocks: list[_Block], bodies: list[str], takes_back: Callable[[str], bool]) -> dict[int, str]:
+    """Which blocks an item or paragraph such as "Never mind the rule above" takes back, itself among them, and why:
+    the block right above it, when under the same headings."""
+    taken: dict[int, str] = {}
+    for n, body in enumerate(bodies):
+        if not takes_back(body):
+            continue
+        above = n - 1 if n and blocks[n - 1].headings == blocks[n].headings and n - 1 not in taken else -1
+        if above >= 0:
+            taken[above] = f"taken back by line {blocks[n].line} ({body[:60]!r})"
+        taken[n] = (f"takes back the rule above, line {blocks[above].line}" if above >= 0
+                    else "takes back the rule above, which this list does not hold")
+    return taken
 
 
 def clean(text: str) -> str:
