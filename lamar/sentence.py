@@ -98,7 +98,7 @@ def _mid_sentence(part: str, words: frozenset[str] = _OPENERS, *, instruction: b
 # An adverb a rule in title case puts before its verb ("Never Push to main"): the verb after it is no name.
 _ADVERBS = re.compile(r"((?i:(?:always|never|only|please|also|first|then|do not|don't|not)\s+)+)")
 # A label before a colon ("never: Force push ...", as the rules import writes a rule listed under "## Never"):
-# when its words forbid (`lamar.safety.prohibitions.forbids`), the rule after it opens with its verb as after an adverb.
+# when its words forbid (`lamar.safety.forbidding.forbids`), the rule after it opens with its verb as after an adverb.
 _LABEL = re.compile(r"([^:;`\n]{1,60}:\s+)(?=\S)")
 
 
@@ -139,6 +139,6 @@ def _forbidding_label(part: str) -> re.Match[str] | None:
     found = _LABEL.match(part)
     if found is None:
         return None
-    from lamar.safety.prohibitions import forbids  # only for a part that opens with a label
+    from lamar.safety.forbidding import forbids  # only for a part that opens with a label
 
     return found if forbids(found.group(1)) else None

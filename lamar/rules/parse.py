@@ -147,7 +147,7 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
     bodies = [clean(" ".join(block.text)) for block in blocks]
     taken = _taken_back(blocks, bodies, takes_back)
     for n, block in enumerate(blocks):
-        body, struck = unstruck(bodies[n])
+        body, struck = unstruck(bodies[n], _code_spans(bodies[n]) if "~~" in bodies[n] else [])
         by = forbidden[block.line - 1] if not opens_forbidding(body) else ""
         rule = Rule(body, file, block.line, (*block.headings, *block.parents), forbidden_by=by)
         mark = withdrawn_mark(body)

@@ -4,6 +4,7 @@ or followed by an item that says "Never mind the rule above"; `lamar.rules.parse
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # A struck span reads up to the next "~", so each character is read once whatever the text.
 _STRUCK = re.compile(r"~~([^~]+)~~")
@@ -32,18 +33,15 @@ def is_taken_back(why: str) -> bool:
     return why.endswith(": the file takes it back") or why.startswith(_REASONS)
 
 
-def unstruck(text: str) -> tuple[str, bool]:
-    """`text` without its struck-through words, which the file takes back, and whether it had any; a code span
-    ("`git diff ~~a~~`") is kept as written.
+def unstruck(text: str, spans: Sequence[tuple[int, int]] = ()) -> tuple[str, bool]:
+    """`text` without its struck-through words, which the file takes back, and whether it had any; what `spans`
+    covers (each code span's start and end, as `lamar.rules.parse` finds them: "`git diff ~~a~~`") is kept.
 
     >>> unstruck("Run ~~npm~~ pnpm install"), unstruck("~~never push to main~~")
     (('Run pnpm install', True), ('', True))
     """
     if "~~" not in text:
         return text, False
-    from lamar.rules.parse import _code_spans
-
-    spans = _code_spans(text)
     pieces: list[str] = []
     done = span = 0  # both come in order: the spans that end before a struck part are passed once
     for found in _STRUCK.finditer(text):

@@ -1,23 +1,13 @@
-"""`forbids` and `forbidding_labels`: a heading, a lead-in or a parent item that says the list under it is
-forbidden ("## Never", "Do not:", "- **Don'ts**"), read by the rules import, `lamar add --from` and the harm screen."""
+"""`forbidding_labels`: the heading, lead-in or parent item that forbids each line under it ("## Never", "Do not:",
+"- **Don'ts**"), read by the rules import, `lamar add --from` and the harm screen; `forbids` is from
+`lamar.safety.forbidding`."""
 
 from __future__ import annotations
 
 import re
 
-# A label forbids when one of its words forbids and every other word only goes with such a word:
-# "Never", "Don'ts", "Do NOT", "Things to avoid", "What not to do", "Never do the following", "Forbidden
-# commands". Any other word makes it name something else ("Do's and Don'ts", "Never-ending jobs").
-_FORBIDDING = frozenset([
-    "never", "not", "don't", "dont", "don'ts", "donts", "dont's", "avoid", "forbidden", "prohibited", "banned",
-    "disallowed", "anti-patterns", "antipatterns", "anti-pattern", "no-go", "no-gos", "no-no", "no-nos", "mustn't",
-])
-_ALONGSIDE = frozenset([
-    "do", "to", "what", "things", "thing", "these", "this", "the", "following", "ever", "must", "you", "should",
-    "shall", "allowed", "please", "under", "any", "circumstances", "commands", "actions", "practices", "patterns",
-    "rules", "list", "strictly", "absolutely", "critical", "important", "hard", "mistakes", "we", "i", "a",
-    "at", "all", "here", "are", "is", "be", "done", "in", "repo", "project", "codebase",
-])
+from lamar.safety.forbidding import forbids, neutral
+
 _WORD = re.compile(r"[a-z][a-z'-]*")
 # The title with its closing "#"s and spaces: `forbids` and `_label` read words only, and a lazy title
 # before a trailing run would rescan that run from each of its characters.
@@ -27,17 +17,6 @@ _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _BOLD = re.compile(r"(\*\*|__)[^*_]+\1:?")
-
-
-def forbids(label: str) -> bool:
-    """Whether a heading's, a lead-in's or a parent item's words say that what they head is forbidden.
-
-    >>> [forbids(h) for h in ("Never", "Don'ts ❌", "**Things to avoid**:", "Do's and Don'ts", "Never push")]
-    [True, True, True, False, False]
-    """
-    words = _WORD.findall(label.casefold().replace("’", "'"))
-    return (any(w in _FORBIDDING for w in words)
-            and all(w in _FORBIDDING or w in _ALONGSIDE for w in words))
 
 
 def forbidding_labels(lines: list[str]) -> list[str]:
@@ -104,7 +83,7 @@ def forbidding_labels(lines: list[str]) -> list[str]:
         paragraph.append(len(out))
         # A lead-in ends with a colon; a line all in bold ("**Never**", "**Never:**") stands for a heading.
         if line.rstrip().rstrip("*_").endswith(":") or _BOLD.fullmatch(previous):
-            lead, lead_said = (_label(line), True) if forbids(line) else ("", not _neutral(line))
+            lead, lead_said = (_label(line), True) if forbids(line) else ("", not neutral(line))
             paragraph.clear()  # what leads in to a list names no act of its own
         out.append("")
     settle()
@@ -145,11 +124,6 @@ def _names_act(text: str) -> bool:
 def _label(text: str) -> str:
     """A label as a lesson carries it: its words without emphasis, emoji or the closing colon."""
     return " ".join(re.sub(r"[^\w\s'’-]", " ", text).split()).strip(" -")
-
-
-def _neutral(text: str) -> bool:
-    # "The following:" under "## Never" adds nothing: the heading's word stands.
-    return all(w in _ALONGSIDE for w in _WORD.findall(text.casefold()))
 
 
 __all__ = ["forbidding_labels", "forbids", "opens_forbidding"]
