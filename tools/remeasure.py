@@ -99,6 +99,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement("docs/guarantees.md", "No secret leaves through memory", "python tools/third_corpus.py", 0.2),
     Measurement("docs/sleep.md", "What counts as a contradiction",
                 "python tools/contradiction_pairs.py --before dd4e6c7d", 0.2),
+    Measurement("docs/sleep.md", "What counts as a near-duplicate", "python tools/lesson_pairs.py --before 240dfa4d",
+                0.2),
     Measurement("docs/guarantees.md", "No secret leaves through memory", "python tools/fourth_corpus.py", 0.2),
     Measurement("docs/guarantees.md", "Bounded growth", "python -m lamar.bench.growth", 8,
                 (("docs/guarantees.md", "Figures"), (_SPEED, "A million episodes"))),

@@ -62,22 +62,15 @@ def _stem(word: str) -> str:
 
 
 def overlap(a: str, b: str) -> float:
-    """Jaccard overlap of content words; 0 when one side has a negation the other lacks.
+    """Jaccard overlap of the words that say what a text is about; 0 when one side has a negation the
+    other lacks, or when each names a number, a version, a quoted command or a tool the other does not.
 
     >>> overlap("clear the DerivedData folder", "Clear DerivedData folder.")
     1.0
-    >>> overlap("run the tests", "do not run the tests")
-    0.0
+    >>> overlap("run the tests", "do not run the tests"), overlap("format with black", "format with ruff")
+    (0.0, 0.0)
     """
-    return _overlap(content_words(a), content_words(b), a, b)
-
-
-def _overlap(wa: frozenset[str], wb: frozenset[str], a: str, b: str) -> float:
-    if (wa ^ wb) & _NEGATIONS:
-        return 0.0
-    if not wa and not wb:
-        return 1.0 if normalize(a) == normalize(b) else 0.0
-    return len(wa & wb) / len(wa | wb)
+    return _Said.of(a).overlap(_Said.of(b))
 
 
 def lesson_similarity(precondition_a: str, action_a: str, precondition_b: str, action_b: str) -> float:
@@ -86,32 +79,92 @@ def lesson_similarity(precondition_a: str, action_a: str, precondition_b: str, a
     No model and no embedding: two lessons are near-duplicates when both their preconditions
     and their actions share most of their content words (Jaccard overlap at or above
     `NEAR_DUPLICATE`), and neither part differs by a negation ("run the tests" is never a
-    near-duplicate of "do not run the tests").
+    near-duplicate of "do not run the tests"). An action's reason (", because ...") is not compared.
 
     >>> lesson_similarity("the Xcode build fails after a dependency bump", "clear the DerivedData folder",
     ...                   "Xcode build failing after bumping a dependency", "clear DerivedData folder")
     1.0
     """
-    return min(overlap(precondition_a, precondition_b), overlap(action_a, action_b))
+    return LessonWords.of(precondition_a, action_a).similarity(LessonWords.of(precondition_b, action_b))
+
+
+# Words that join or stress an instruction without saying what it is about: "freeze time with
+# freezegun" and "freeze time using freezegun" are one lesson. Words of place, time and amount
+# ("before", "after", "under", "only") are not among them: they change what a lesson says.
+_FUNCTION = frozenset(_stem(w) for w in re.findall(r"\S+", """
+    with using use uses via by as so than must should always please can will would could may might shall
+    has have had am being just also them they their my me us he she his her him sure
+"""))
+# An action's reason: what follows "because", ", since" or "so that" says why, not what to do, and a
+# rule imported as written keeps it in its action.
+_REASON = re.compile(r"(?:\s*[,;(]\s*|\s+)because\b|\s*[,;(]\s*since\b|\s*,?\s+so\s+that\b", re.IGNORECASE)
+# Words two lessons must not differ in: a number or version, a quoted command, and the tool an
+# instruction names after "with", "using" or "via" ("format with black" / "format with ruff").
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_CODE = re.compile(r"`([^`]+)`")
+_TOOL = re.compile(r"\b(?:with|using|via)\s+(?:the\s+|an?\s+)?([\w.+-]+)", re.IGNORECASE)
+
+
+def what_to_do(action: str) -> str:
+    """An action without its reason, as near-copies are compared.
+
+    >>> what_to_do("Run it in batches, because long locks block writers")
+    'Run it in batches'
+    >>> what_to_do("Because locks block writers, run it in batches")
+    'Because locks block writers, run it in batches'
+    """
+    found = _REASON.search(action)
+    head = action[:found.start()] if found else action
+    return head if head.strip() else action
+
+
+@dataclasses.dataclass(frozen=True)
+class _Said:
+    """A text as it is compared: its words, and the exact words (numbers, commands, tools) it names."""
+
+    text: str
+    words: frozenset[str]
+    exact: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> _Said:
+        words = content_words(text) - _FUNCTION
+        exact = {*_NUMBER.findall(text), *(" ".join(c.split()) for c in _CODE.findall(text))}
+        exact |= {_stem(tool.lower()) for tool in _TOOL.findall(text) if tool.lower() not in _STOPWORDS}
+        return cls(text, words, frozenset(exact))
+
+    def _names_apart(self, other: _Said) -> bool:
+        return any(e not in other.exact and e not in other.words for e in self.exact)
+
+    def overlap(self, other: _Said) -> float:
+        wa, wb = self.words, other.words
+        if (wa ^ wb) & _NEGATIONS or (self._names_apart(other) and other._names_apart(self)):
+            return 0.0  # one more word on one side only ("retry with exponential backoff") is no swap
+        if not wa and not wb:
+            return 1.0 if normalize(self.text) == normalize(other.text) else 0.0
+        return len(wa & wb) / len(wa | wb)
 
 
 @dataclasses.dataclass(frozen=True)
 class LessonWords:
-    """A lesson's text and content words, read once to be compared with many lessons."""
+    """A lesson's text and content words, read once to be compared with many lessons (its action without
+    its reason)."""
 
     precondition: str
     action: str
     precondition_words: frozenset[str]
     action_words: frozenset[str]
+    said: tuple[_Said, _Said] = dataclasses.field(compare=False, repr=False)
 
     @classmethod
     def of(cls, precondition: str, action: str) -> LessonWords:
-        return cls(precondition, action, content_words(precondition), content_words(action))
+        said = (_Said.of(precondition), _Said.of(what_to_do(action)))
+        return cls(precondition, action, said[0].words, said[1].words, said)
 
     def similarity(self, other: LessonWords) -> float:
         """`lesson_similarity` of the two lessons, without reading their words again."""
-        return min(_overlap(self.precondition_words, other.precondition_words, self.precondition, other.precondition),
-                   _overlap(self.action_words, other.action_words, self.action, other.action))
+        return min(self.said[0].overlap(other.said[0]), self.said[1].overlap(other.said[1]))
 
 
-__all__ = ["NEAR_DUPLICATE", "LessonWords", "content_words", "lesson_similarity", "normalize", "overlap"]
+__all__ = ["NEAR_DUPLICATE", "LessonWords", "content_words", "lesson_similarity", "normalize", "overlap",
+           "what_to_do"]

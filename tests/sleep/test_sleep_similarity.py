@@ -39,3 +39,43 @@ def test_overlap_is_symmetric_and_bounded() -> None:
     for a, b in pairs:
         assert overlap(a, b) == overlap(b, a)
         assert 0.0 <= overlap(a, b) <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # "with" and "using" say how, not what: the two were stored as two lessons splitting one's evidence.
+        (("the checkout test is flaky on CI", "freeze time with freezegun"),
+         ("the checkout test is flaky on CI", "freeze time using freezegun")),
+        # A rule imported as written keeps its reason in its action; a proposal of the same lesson has none.
+        (("a migration times out", "Run it in batches, because long locks block writers"),
+         ("a migration times out", "run it in batches")),
+        (("you edit a migration", "you must run the migration tests"),
+         ("you edit a migration", "run the migration tests")),
+    ],
+)
+def test_function_words_and_the_reason_do_not_count(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert lesson_similarity(*a, *b) >= NEAR_DUPLICATE
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (("working on shop", "run the unit tests with pytest before every commit to main"),
+         ("working on shop", "run the unit tests with unittest before every commit to main")),
+        (("the checkout test is flaky", "freeze time with freezegun"),
+         ("the checkout test is flaky", "freeze time with time-machine")),
+        (("a payment call times out", "retry it 3 times with a one second wait between tries"),
+         ("a payment call times out", "retry it 5 times with a one second wait between tries")),
+        (("numpy breaks the pipeline", "pin numpy to 1.26 in requirements.txt"),
+         ("numpy breaks the pipeline", "pin numpy to 1.25 in requirements.txt")),
+        (("the build fails on Python 3.12", "pin setuptools below 70"),
+         ("the build fails on Python 3.11", "pin setuptools below 70")),
+        (("a migration times out", "Run it in batches, because long locks block writers"),
+         ("a migration times out", "never run it in batches")),
+        (("a test is slow", "run it with coverage"), ("a test is slow", "run it without coverage")),
+    ],
+)
+def test_a_tool_a_number_a_version_or_a_negation_apart_are_two_lessons(a: tuple[str, str],
+                                                                       b: tuple[str, str]) -> None:
+    assert lesson_similarity(*a, *b) < NEAR_DUPLICATE
