@@ -20,6 +20,12 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s++(?P<text>.*\S)\s*$")
 _WHEN = re.compile(r"^(?:when|whenever|if)\s+(?P<rest>.+)$", re.IGNORECASE | re.DOTALL)
 _BECAUSE = re.compile(r",\s+because\s+", re.IGNORECASE)
 _FORM = '"When <precondition>, <action>[, because <rationale>]"'
+# Markdown emphasis a model puts on a lesson's words ("- **When X**, Y."): the lesson is its plain words. A
+# marker opens and closes outside a word, so `pkg_resources` and a code span's `__init__.py` keep theirs; a span
+# is bounded, lest a line of lone markers cost the square of its length.
+_CODE_SPAN = re.compile(r"(`[^`]*`)")
+_EMPHASIS = (re.compile(r"(?<![\w*])(\*\*|__)(?=\S)(.{1,200}?)(?<=\S)\1(?![\w*])"),
+             re.compile(r"(?<![\w*])([*_])(?=\S)(.{1,200}?)(?<=\S)\1(?![\w*])"))
 
 
 def is_json_lines(name: str, text: str) -> bool:
@@ -181,7 +187,7 @@ def _markdown_line(line: str) -> dict[str, Any] | None:
     bullet = _BULLET.match(line)
     if bullet is None:  # headings, prose and blank lines group the bullets; they are not lessons
         return None
-    text = bullet.group("text").strip()
+    text = _plain(bullet.group("text").strip())
     when = _WHEN.match(text)
     if when is None:
         raise InvalidExperience(f"a lesson bullet reads {_FORM}; got {text[:60]!r}")
@@ -192,6 +198,19 @@ def _markdown_line(line: str) -> dict[str, Any] | None:
     parts = _BECAUSE.split(tail, maxsplit=1)
     action, rationale = parts[0], (parts[1] if len(parts) > 1 else "")
     return {"precondition": precondition.strip(), "action": action.strip(), "rationale": rationale.strip()}
+
+
+def _plain(text: str) -> str:
+    """`text` without Markdown emphasis outside its code spans.
+
+    >>> _plain("**When the cart total is wrong**, _always_ run `make __init__`")
+    'When the cart total is wrong, always run `make __init__`'
+    """
+    pieces = _CODE_SPAN.split(text)
+    for n in range(0, len(pieces), 2):  # the odd ones are code spans
+        for emphasis in _EMPHASIS:
+            pieces[n] = emphasis.sub(r"\2", pieces[n])
+    return "".join(pieces)
 
 
 __all__ = ["FIELDS", "Held", "is_json_lines", "new_lessons", "read_lessons"]

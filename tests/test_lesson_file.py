@@ -47,3 +47,15 @@ def test_markdown_and_json_lines_become_lessons_to_add() -> None:
 def test_bad_input_is_a_lamar_error_that_names_what_to_fix(call, error, words) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=words):
         call()
+
+
+def test_a_bullet_in_bold_or_italics_reads_as_its_plain_words() -> None:
+    # A model writing lessons as Markdown bolds the condition: "- **When X**, Y." was refused, and the whole call.
+    text = ("- **When the cart total is wrong**, check the rounding mode.\n"
+            "* __When__ a migration times out, _always_ run it in batches, because *long* locks block writers.\n"
+            "1. When `__init__.py` is missing, add it with `touch pkg/__init__.py`, because pkg_resources needs it.\n")
+    lessons = read_lessons(text)
+    assert [(e.precondition, e.action, e.rationale) for e in lessons] == [
+        ("the cart total is wrong", "check the rounding mode", ""),
+        ("a migration times out", "always run it in batches", "long locks block writers"),
+        ("`__init__.py` is missing", "add it with `touch pkg/__init__.py`", "pkg_resources needs it")]
