@@ -61,7 +61,16 @@ _OPENERS = frozenset(re.findall(r"\S+", """
     show skip split start stop switch tell test try turn update upgrade use verify wait write
     annotate apply break catch extend group handle import include lock name pass place prefix quote
     raise reference regenerate review store treat wrap
-"""))  # holds every first word lamar.rules.parse takes for an instruction, lest a rule read "When X, Name ..."
+    build bundle clean compile deploy execute generate launch migrate preview publish release seed serve sync
+    typecheck watch abort answer bail cite compare debug downgrade escalate examine exit fail fall flag grep
+    inspect investigate kill notify paste pause re-run replace reproduce respond roll squash stash suggest
+    summarise summarize warn
+    archive assert batch benchmark bisect cache chunk convert debounce decode decrease dedupe drain encode
+    escape freeze guard ignore increase invalidate isolate lower measure memoize mock normalize paginate
+    parse patch profile prune purge recreate refactor reindex reload require restore revoke rotate round
+    sanitize serialize shard sort strip stub throttle trim tune uninstall unpin vacuum validate vendor
+"""))  # holds every first word lamar.rules.parse takes for an instruction, lest a rule read "When X, Name ...",
+# and verbs an agent opens a proposed lesson's action with ("Freeze time with freezegun"), none a tool's name
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
 
 

@@ -39,6 +39,11 @@ VERBS_LOWERED = [
     ("Escape them before they reach the shell", "escape them before they reach the shell"),
     ("Never Roll back a migration by hand", "never roll back a migration by hand"),
     ("Run the linter; Squash the commits", "run the linter; squash the commits"),
+    # a verb with a bare noun after it, as an agent proposes a lesson through MCP
+    ("Freeze time with freezegun", "freeze time with freezegun"),
+    ("Downgrade Node to 18", "downgrade Node to 18"),
+    ("Batch writes to the events table", "batch writes to the events table"),
+    ("Deploy behind a feature flag", "deploy behind a feature flag"),
     # verbs of the fixed list, with a name after them
     ("Run Postgres locally with Docker", "run Postgres locally with Docker"),
     ("Use GitHub Actions for CI", "use GitHub Actions for CI"),
@@ -103,3 +108,11 @@ def test_the_stored_text_keeps_its_capital() -> None:
 ])
 def test_a_verb_after_a_forbidding_label_reads_in_lower_case(action: str, reads: str) -> None:
     assert Experience("working on shop", action).render() == f"When working on shop, {reads}."
+
+
+def test_every_verb_the_rules_import_reads_after_a_condition_is_lowered() -> None:
+    # "When X, Downgrade Node" is imported as "When X, Y": the verb must not keep its capital there.
+    from lamar.rules import parse
+    from lamar.sentence import _OPENERS
+
+    assert parse._IMPERATIVE | parse._DOES | parse._AFTER_CONDITION <= _OPENERS

@@ -33,3 +33,11 @@ def test_a_rule_imported_with_its_reason_is_the_held_lesson(tmp_path: Path) -> N
         tools = LamarTools(lam)
         with pytest.raises(ToolError, match=f"already holds this lesson as {rule.id}"):
             tools.propose_lesson("a migration times out", "run it in batches", scope={"project": "shop"})
+
+
+def test_a_proposals_verb_reads_in_lower_case_after_its_condition(tmp_path: Path) -> None:
+    # "When the clock matters in a test, Freeze time ..." was shown, the proposal's capital kept.
+    with Lamar(str(tmp_path / "s.db")) as lam:
+        done = LamarTools(lam).propose_lesson("When the clock matters in a test", "Freeze time with freezegun.")
+        assert done.text == "When the clock matters in a test, freeze time with freezegun."
+        assert lam.get(done.lesson_id).action == "Freeze time with freezegun."  # stored as given
