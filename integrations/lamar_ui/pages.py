@@ -166,7 +166,8 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         levers.insert(0, "revive" if exp.status.value == "retired" else "retire")
     if not erased and exp.status.value != "retired":  # a retired lesson is revived before it is edited
         levers.insert(1, "edit")
-    chart = evidence_chart([(p.randomized, p.lift, p.lower, p.upper, p.verdict, p.restarts) for p in points])
+    chart = evidence_chart([(p.randomized, p.lift, p.lower, p.upper, p.verdict, p.restarts, p.eligible)
+                            for p in points])
     episodes = "".join(
         f"<tr><td><code>{escape(a.episode_id)}</code></td><td>{when(a.time)}</td>"
         f"<td>{escape(a.signal or ('pending' if a.reward is None else f'{a.reward:+.2f}'))}</td></tr>"
@@ -327,6 +328,10 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+# What a run without a model proposes (`lamar.sleep`): all but mined lessons, which need traces and a model.
+_WITHOUT_MODEL = " (without a model: retire, narrow, merge, promote, contradictions, compact)"
+
+
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
                texts: Mapping[str, str], token: str, *, has_report: bool, model: str, message: str,
                approved: Sequence[str] = (), applied: int = 0) -> str:
@@ -335,7 +340,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     Apply form names the `approved` proposals shown, so Apply acts on what was seen.
     `proposals` are those left to decide; `applied` counts the report's others, applied already."""
     run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
-           f'{escape(" with " + model) if model else " (without a model: retire, merge, contradictions)"}'
+           f'{escape(" with " + model) if model else _WITHOUT_MODEL}'
            "</button></form>")
     head = (f'<p class="message">{escape(message)}</p>' if message else "") + run
     if not has_report:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from lamar.cli.isolate import lesson_marked, marked
+from lamar.cli.isolate import label_marked, lesson_marked, marked
 from lamar.cli.render import axis_range, lift, plural, when
 from lamar.cli.standing import (
     STANDINGS,
@@ -28,7 +28,9 @@ _ROW = 22
 _LABEL = 260
 _PLOT = 520
 _BINS = 40
-_LABEL_CHARS = 38
+_SINCE = {1: " since the restart", 2: " since the last restart"}
+# The forest plot's labels: room for the start of what to do after a condition that lessons of one heading share.
+_NAMES, _LABEL_CHARS = 300, 44
 
 
 def _svg_open(width: float, height: float, label: str) -> str:
@@ -74,19 +76,19 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
 
     def x(value: float) -> float:
         clipped = min(max(value, lo), hi)
-        return _LABEL + (clipped - lo) / (hi - lo) * _PLOT
+        return _NAMES + (clipped - lo) / (hi - lo) * _PLOT
 
-    parts = [_svg_open(_LABEL + _PLOT + 20, height, "forest plot of lesson lifts"),
-             _legend(_LABEL, 14, [(colour(name), name) for name in STANDINGS])]
+    parts = [_svg_open(_NAMES + _PLOT + 20, height, "forest plot of lesson lifts"),
+             _legend(_NAMES, 14, [(colour(name), name) for name in STANDINGS])]
     if any(exp.status.value == "retired" for exp, _ in rows):  # after the swatches, as `_legend` spaces them
-        end = _LABEL + sum(24 + 7 * len(name) for name in STANDINGS)
+        end = _NAMES + sum(24 + 7 * len(name) for name in STANDINGS)
         parts.append(f'{_hollow(end + 5, 10, "#57606a", "swatch hollow")}<text x="{end + 14}" y="14">retired</text>')
     tick = lo
     while tick <= hi + 1e-9:
         parts.append(f'<line{_rule(tick)} x1="{x(tick):.1f}" y1="{top - 10}" x2="{x(tick):.1f}" y2="{height - 30}"/>')
         parts.append(f'<text x="{x(tick):.1f}" y="{height - 16}" text-anchor="middle">{tick:+.1f}</text>')
         tick += 0.5
-    parts.append(f'<text x="{_LABEL + _PLOT / 2:.1f}" y="{height - 2}" text-anchor="middle">'
+    parts.append(f'<text x="{_NAMES + _PLOT / 2:.1f}" y="{height - 2}" text-anchor="middle">'
                  "lift on reward (0 = no effect)</text>")
     for i, (exp, ev) in enumerate(rows):
         y = top + 6 + i * _ROW
@@ -97,7 +99,7 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
                f"{shown_interval(ev.lower, ev.upper)}: {lesson_marked(exp)}")
         parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
                      f'><title>{escape(tip)}</title>')
-        parts.append(f'<text x="4" y="{y + 4}">{escape(lesson_marked(exp, _LABEL_CHARS))}</text>')
+        parts.append(f'<text x="4" y="{y + 4}">{escape(label_marked(exp, _LABEL_CHARS))}</text>')
         lower, upper = ev.lower, ev.upper
         if no_evidence(lower, upper):
             parts.append(f'<text x="{x(0.0) + 6:.1f}" y="{y + 4}">no evidence yet</text>')
@@ -166,10 +168,10 @@ def injection_bars(episodes: Sequence[tuple[float, int, int]]) -> str:
     return "".join(parts)
 
 
-def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) -> str:
-    """One lesson's evidence as it moved: for each point (randomized episodes, lift, lower,
-    upper, verdict, restarts), the interval as a vertical line coloured by the verdict then,
-    the lift as a dot; a dashed vertical rule where the evidence restarted (the world changed)."""
+def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int, int]]) -> str:
+    """One lesson's evidence as it moved: for each point (randomized episodes, lift, lower, upper, verdict,
+    restarts, reported episodes where it was eligible), the interval as a vertical line coloured by the verdict
+    then, the lift as a dot; a dashed vertical rule where the evidence restarted (the world changed)."""
     if not points:
         return "<p>No outcome has moved this lesson's evidence yet.</p>"
     finite = [v for p in points if not no_evidence(p[2], p[3]) for v in p[1:4] if math.isfinite(v)]
@@ -193,7 +195,7 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
         tick += 0.5
     parts.append(f'<text x="{_LABEL - 40}" y="{(top + base) / 2:.1f}" text-anchor="end">lift</text>')
     restarts = points[0][5]
-    for i, (_, value, lower, upper, verdict, restarted) in enumerate(points):
+    for i, (_, value, lower, upper, verdict, restarted, _) in enumerate(points):
         paint = COLOURS.get(verdict, COLOURS["unknown"])
         if restarted > restarts:
             parts.append(f'<line class="restart" x1="{x(i):.1f}" y1="{top}" x2="{x(i):.1f}" y2="{base}" '
@@ -209,9 +211,11 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
         if math.isfinite(value):
             parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="3" fill="#fff" stroke="{paint}" '
                          'stroke-width="1.5"/>')
-    parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][0]} randomized</text>')
-    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">'
-                 f'{plural(points[-1][0], "randomized episode")}</text>')
+    # The ends count reported episodes, which only grow: the randomized ones start again at 0 on a restart.
+    seen, randomized, restarts = points[-1][6], points[-1][0], points[-1][5]
+    parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][6]} reported</text>')
+    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">{plural(seen, "reported episode")}, '
+                 f'{randomized} randomized{_SINCE.get(min(restarts, 2), "")}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lamar.cli.render import shorten
+from lamar.cli.render import lesson_line, shorten
 
 if TYPE_CHECKING:
     from lamar.experience import Experience
@@ -31,6 +31,35 @@ def lesson_marked(exp: Experience, width: int | None = None) -> str:
     stretch, the action shown first. A rendering not made of its fields as expected is marked whole."""
     whole = exp.render() if width is None else shorten(exp.render(), width)
     return isolated(exp, width, marked, str) or marked(whole)
+
+
+def label_marked(exp: Experience, width: int) -> str:
+    """`lamar.cli.render.lesson_line` (the condition kept to two thirds of `width`, so what to do shows) with each
+    field between FSI and PDI, for a chart's label: the rules imported from one heading share their condition, and
+    a label cut at its end would read the same for each of them."""
+    text, short = exp.render(), lesson_line(exp, width)
+    pieces = _pieces(exp, text)
+    if short == shorten(text, width) or pieces is None or text != " ".join(text.split()):
+        return lesson_marked(exp, width)
+    condition = len("When " + " ".join(exp.precondition.split()).rstrip(".") + ", ")
+    for at in range(len(short)):  # where lesson_line cut the condition: "...," then the start of the rest
+        head, rest = short[:at], short[at + len("..., "):]
+        kept = rest.removesuffix("...")
+        if short.startswith("..., ", at) and text.startswith(head) and text.startswith(kept, condition):
+            return (_span(pieces, 0, at) + "..., " + _span(pieces, condition, condition + len(kept))
+                    + rest[len(kept):])
+    return marked(short)
+
+
+def _span(pieces: list[tuple[str, bool]], start: int, end: int) -> str:
+    """The rendering's characters `start` to `end`, each field's share between FSI and PDI."""
+    parts, at = [], 0
+    for piece, theirs in pieces:
+        part = piece[max(start - at, 0):max(end - at, 0)]
+        at += len(piece)
+        if part:
+            parts.append(marked(part) if theirs else part)
+    return "".join(parts)
 
 
 def isolated(exp: Experience, width: int | None, field: Callable[[str], str],
@@ -86,4 +115,4 @@ def _pieces(exp: Experience, text: str) -> list[tuple[str, bool]] | None:
     return pieces
 
 
-__all__ = ["FSI", "PDI", "isolated", "lesson_marked", "marked"]
+__all__ = ["FSI", "PDI", "isolated", "label_marked", "lesson_marked", "marked"]

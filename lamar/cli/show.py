@@ -17,6 +17,7 @@ from lamar.cli.render import (
     number,
     plural,
     scope_text,
+    visible,
     when,
 )
 from lamar.cli.session import open_engine, resolve_id
@@ -33,11 +34,17 @@ _CHART_ROWS = 12
 _BAR_WIDTH = 33
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
     """Where a lesson came from, in words: by hand, mined from which traces, merged from which lessons.
 
     >>> provenance_lines({"source": "sleep", "traces": ["t1", "t2"], "merged_from": ["exp_a"]})
     ['mined by sleep', 'from traces: t1, t2', 'merged from: exp_a']
+    >>> provenance_lines({"source": "rules", "erased": {"by": "dana", "time": 86400.0}})
+    ['source: rules', 'erased: by dana at 1970-01-02 00:00 UTC']
     """
     source = str(provenance.get("source", "manual"))
     lines = [_SOURCES.get(source, f"source: {source}")]
@@ -45,7 +52,10 @@ def provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
         if key == "source":
             continue
         label = _LABELS.get(key, key.replace("_", " "))
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        if key == "erased" and isinstance(value, Mapping):  # who and when, as the audit trail words it
+            at = _number(value.get("time"))
+            text = f"by {visible(str(value.get('by', 'someone')))}" + (f" at {when(at)} UTC" if at else "")
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             text = ", ".join(value)
         elif isinstance(value, str):
             text = value

@@ -3,6 +3,7 @@ every verdict stay, the audit says who erased it; bad input changes nothing."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lamar import Lamar, Status
@@ -49,7 +50,9 @@ def test_erase_leaves_no_text_in_the_store_or_an_export_and_keeps_every_verdict(
     (audit,) = [e for e in open_store(store).read() if e.kind == "erase"]
     assert (audit.data["id"], audit.data["by"], audit.data["reason"], audit.data["contexts"]) == (
         ids["good"], "the DPO", "a request", True)
-    assert "erased by the DPO: a request" in run_cli("show", ids["good"], "--store", store).stdout
+    shown = run_cli("show", ids["good"], "--store", store).stdout
+    assert "erased by the DPO: a request" in shown
+    assert re.search(r"\n  erased: by the DPO at \d{4}-\d\d-\d\d \d\d:\d\d UTC\n", shown), shown  # never raw JSON
     copy = tmp_path / "copy.db"
     assert run_cli("export", "--store", store, "--out", copy).returncode == 0
     assert not [word for word in TEXT if word in _stored(copy)]
