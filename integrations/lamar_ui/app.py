@@ -40,6 +40,7 @@ from lamar_ui.answers import forbidden, moving_on, no_page, store_failed
 from lamar_ui.bidi import lesson, said
 from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
+from lamar_ui.rules_hint import rules_hint
 from lamar_ui.sleep_review import SleepReview
 
 STATIC = Path(__file__).with_name("static")
@@ -317,7 +318,8 @@ class UI:
             lessons = [dataclasses.replace(exp, id=exp_id) for exp, exp_id in zip(lessons, ids)]
         except (LamarError, ValueError) as exc:
             values = {"lessons": text, "many_scope": scope}
-            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add", answer=True)
+            return self._page("Add a lesson", pages.add_page(self.token, values, rules_hint(str(exc))), "/add",
+                              answer=True)
         added, failure = await run_in_threadpool(self._add_all, lessons)
         if not failure:
             return RedirectResponse("/", status_code=303)

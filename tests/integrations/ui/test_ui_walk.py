@@ -93,3 +93,22 @@ def test_run_sleep_says_what_a_run_without_a_model_proposes(served, browser) -> 
         button = browser.find_element(By.CSS_SELECTOR, "main button").text
     for kind in ("retire", "narrow", "merge", "promote", "contradiction", "compact"):
         assert kind in button, button
+
+
+def test_a_pasted_claude_md_is_pointed_to_import_rules(served, browser) -> None:  # noqa: F811
+    # A CLAUDE.md's rules are instructions ("- Run `make test` before you commit"), not "When X, Y" bullets.
+    rules = "## Build and test\n- Run `make test` before you commit; CI runs the same target.\n"
+    store, _ = served
+    with serving(Path(store)) as url:
+        browser.get(url)
+        browser.get(url.split("/?")[0] + "/add")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "main textarea"))
+        box = browser.find_element(By.CSS_SELECTOR, "main textarea")
+        box.send_keys(rules)
+        box.find_element(By.XPATH, "ancestor::form").find_element(By.CSS_SELECTOR, "button").click()
+        WebDriverWait(browser, 10).until(lambda d: "answer=" in d.current_url)
+        page = browser.find_element(By.TAG_NAME, "main").text
+        kept = browser.find_element(By.CSS_SELECTOR, "main textarea").get_attribute("value")
+    assert "line 2: a lesson bullet reads" in page and "nothing was added" in page, page
+    assert "lamar import-rules --file" in page and "CLAUDE.md" in page, page
+    assert kept.strip() == rules.strip()
