@@ -128,7 +128,7 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
     print(f"  created       {when(exp.created_at)} UTC")
     measure = (f"lift {lift(ev.lift, ev.lower, ev.upper, 3)}, interval {interval(ev.lower, ev.upper)} over "
                f"{plural(ev.randomized, 'randomized episode')}" if ev.measured
-               else f"lift n/a: {no_evidence_yet(ev.randomized)}")
+               else f"lift n/a: {no_evidence_yet(ev.randomized, ev.restarts)}")
     print(f"\nevidence       {ev.verdict.value}: {measure}")
     print(f"               {ev.injected} injected, {ev.held_out} held out, {ev.eligible} eligible "
           f"(reported), {plural(ev.restarts, 'restart')}; selection estimate {number(ev.estimate)}")

@@ -39,13 +39,18 @@ def measured(lower: float | None, upper: float | None) -> bool:
     return not (lower is not None and upper is not None and lower <= -LIFT_LIMIT and upper >= LIFT_LIMIT)
 
 
-def no_evidence_yet(randomized: int) -> str:
-    """Why a lift that is not `measured` reads n/a, in the words every reader prints.
+def no_evidence_yet(randomized: int, restarts: int = 0) -> str:
+    """Why a lift that is not `measured` reads n/a, in the words every reader prints; after a restart, since it,
+    so a lesson measured over many episodes does not read as never measured.
 
     >>> no_evidence_yet(1)
     'no evidence yet: 1 randomized episode leaves every lift from -2 to +2 possible'
+    >>> no_evidence_yet(0, restarts=1)[:67]
+    'no evidence yet: 0 randomized episodes since its evidence restarted'
     """
-    episodes = "1 randomized episode leaves" if randomized == 1 else f"{randomized} randomized episodes leave"
+    since = " since its evidence restarted" if restarts else ""
+    episodes = (f"1 randomized episode{since} leaves" if randomized == 1
+                else f"{randomized} randomized episodes{since} leave")
     return f"no evidence yet: {episodes} every lift from -{LIFT_LIMIT:g} to +{LIFT_LIMIT:g} possible"
 
 
@@ -182,7 +187,7 @@ class Evidence:
         'no evidence yet: 7 randomized episodes leave every lift from -2 to +2 possible'
         """
         if not self.measured:
-            return no_evidence_yet(self.randomized)
+            return no_evidence_yet(self.randomized, self.restarts)
         lower, upper = (f"{b:+.2f}" if math.isfinite(b) else f"{b:+}" for b in (self.lower, self.upper))
         episodes = "1 randomized episode" if self.randomized == 1 else f"{self.randomized} randomized episodes"
         return f"lift {self.lift:+.2f}, interval [{lower}, {upper}] from {episodes}"

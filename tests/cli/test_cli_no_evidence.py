@@ -52,6 +52,16 @@ def test_show_says_why_there_is_no_lift(tmp_path: Path, run_cli) -> None:
             "from -2 to +2 possible") in shown, shown
 
 
+def test_show_says_the_evidence_restarted_when_it_did(tmp_path: Path, run_cli) -> None:
+    # A lesson measured over many episodes reads "no evidence yet" after a restart: it says since when.
+    exp_id, _ = barely_measured(tmp_path / "s.db")
+    with Lamar(str(tmp_path / "s.db")) as lam:
+        lam.edit(exp_id, action="run the formatter, then the linter")
+    shown = run_cli("show", exp_id, "--store", tmp_path / "s.db").stdout
+    assert ("lift n/a: no evidence yet: 0 randomized episodes since its evidence restarted leave every lift "
+            "from -2 to +2 possible") in shown, shown
+
+
 def test_stats_puts_no_price_on_holding_out_a_lesson_whose_lift_is_noise(tmp_path: Path, run_cli) -> None:
     with Lamar(str(tmp_path / "s.db"), seed=5, holdout=0.5) as lam:
         exp_id = lam.add(Experience("a lint error", "run the formatter first"))

@@ -38,6 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str
             rec = lam.recall({"project": "shop"})
             lam.report(rec.episode_id, rng.choice(["shipped", "reverted"]))
         lam.erase(ids["gone"], by="dana")
+        lam.edit(ids[ACTIONS[2]], rationale="CI checks the format")  # restarted: no randomized episode since
     return str(store), ids
 
 
@@ -112,3 +113,14 @@ def test_a_pasted_claude_md_is_pointed_to_import_rules(served, browser) -> None:
     assert "line 2: a lesson bullet reads" in page and "nothing was added" in page, page
     assert "lamar import-rules --file" in page and "CLAUDE.md" in page, page
     assert kept.strip() == rules.strip()
+
+
+def test_a_restarted_lessons_verdict_says_its_evidence_restarted(served, browser) -> None:  # noqa: F811
+    # Read as "no evidence yet" alone, a lesson measured over 120 episodes seems never to have been measured.
+    store, ids = served
+    with serving(Path(store)) as url:
+        browser.get(url)
+        browser.get(url.split("/?")[0] + f"/lessons/{quote(ids[ACTIONS[2]], safe='')}")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "p.lesson-text"))
+        page = browser.find_element(By.TAG_NAME, "main").text
+    assert "no evidence yet: 0 randomized episodes since its evidence restarted leave every lift" in page, page
