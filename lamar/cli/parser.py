@@ -62,9 +62,20 @@ class Parser(argparse.ArgumentParser):
             word = message.split("'")[1] if message.count("'") >= 2 else ""
             if word in _INSTEAD:
                 message += f"\n`lamar {word}` is not a command: {_INSTEAD[word]}"
+            elif close := _close_command(self, word):
+                message += f"\ndid you mean `lamar {close}`?"  # as a mistyped option is answered
         elif message.startswith("the following arguments are required: "):
             message += _swallowed(self, message.split(": ", 1)[1])
         raise UsageError(f"{message}\n{self.format_usage().strip()}\n(run `{self.prog} --help` for details)")
+
+
+def _close_command(parser: argparse.ArgumentParser, word: str) -> str:
+    """The command `word` is a typo of (`shw` for `show`), or ""."""
+    import difflib
+
+    commands = [name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                for name in action.choices]
+    return next(iter(difflib.get_close_matches(word, commands, n=1)), "")
 
 
 def _swallowed(parser: argparse.ArgumentParser, missing: str) -> str:

@@ -250,6 +250,14 @@ def test_a_python_call_typed_as_a_command_is_pointed_to_the_command_that_does_it
     assert "is not a command" not in run_cli("frobnicate").stderr
 
 
+def test_a_mistyped_command_is_answered_with_the_one_it_is_close_to(run_cli):
+    """`lamar shw ID` listed all 23 commands; a mistyped option already got "did you mean"."""
+    for typed, meant in (("shw", "show"), ("stat", "stats"), ("reveiw", "review"), ("wahtif", "whatif")):
+        out = run_cli(typed, "exp_1234")
+        assert out.returncode == 1 and f"did you mean `lamar {meant}`?" in out.stderr, (typed, out.stderr)
+    assert "did you mean" not in run_cli("frobnicate").stderr
+
+
 def one_pending_each_way(lam: Lamar) -> str:
     """A lesson with 12 episodes, all reported but one that injected it and one that held it out."""
     from lamar import Experience, Scope
