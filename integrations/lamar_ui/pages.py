@@ -354,9 +354,9 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     cards = []
     for p in proposals:
         decision = decisions.get(p.id, "undecided")
-        lessons = "".join(
+        lessons = "".join(  # each lesson's id beside its text: a merge's duplicates read alike
             f'<tr><td class="text"><a href="/lessons/{quote(i, safe="")}">'
-            f'{said(shorten(texts.get(i, i), 70))}</a></td>'
+            f'{said(shorten(texts.get(i, i), 70))}</a> <code>{escape(printed_id(i))}</code></td>'
             f'<td class="text">{_evidence_cell(p.evidence.get(i))}</td>'
             f'<td class="text">{_evidence_cell(now.get(i))}</td></tr>'
             for i in p.experience_ids)

@@ -124,3 +124,20 @@ def test_a_restarted_lessons_verdict_says_its_evidence_restarted(served, browser
         WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "p.lesson-text"))
         page = browser.find_element(By.TAG_NAME, "main").text
     assert "no evidence yet: 0 randomized episodes since its evidence restarted leave every lift" in page, page
+
+
+def test_a_merge_card_names_each_lesson_by_its_id(tmp_path: Path, browser) -> None:  # noqa: F811
+    # Near-duplicates read alike: the reason says which id is kept, so each row says which id it is.
+    store = tmp_path / "dups.db"
+    with Lamar(str(store)) as lam:
+        first = lam.add(Experience("a lint error shows on CI only", "pin the linter's version", scope=Scope(p="s")))
+        second = lam.add(Experience("A lint error shows on CI only.", "Pin the linter's version.", scope=Scope(p="s")))
+    with serving(store) as url:
+        browser.get(url)
+        browser.get(url.split("/?")[0] + "/sleep")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "main button"))
+        browser.find_element(By.CSS_SELECTOR, "main button").click()
+        WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal"))
+        rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "section.proposal tbody tr")]
+    assert len(rows) == 2 and first in "".join(rows) and second in "".join(rows), rows
+    assert [first in row or second in row for row in rows] == [True, True], rows
