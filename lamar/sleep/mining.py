@@ -19,6 +19,7 @@ from lamar.sleep.mining_lost import lost_message, unreadable_lesson
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
+from lamar.sleep.sessions import few_sessions, sessions_of, support_words
 from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
 from lamar.storable import storable_copy, storable_problem, whole_number
@@ -203,9 +204,9 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
     if len(support) < min_support:
         return (f"supported by {len(support)} distinct trace(s) ({', '.join(named[t.id] for t in support)}); "
                 f"a lesson needs at least {min_support}")
-    few_sessions = _few_sessions(support, min_support, named)
-    if few_sessions:
-        return few_sessions
+    too_few = few_sessions(support, min_support, named)
+    if too_few:
+        return too_few
     scope_problem = _scope_problem(lesson.scope, support, named)
     if scope_problem:
         return scope_problem
@@ -216,21 +217,6 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
                      else f"another mined lesson of this report ({exp.id})")
             return f"duplicates {where}: {exp.render()!r} (word overlap {score:.2f})"
     return ""
-
-
-def _few_sessions(support: Sequence[Trace], min_support: int, named: Mapping[str, str]) -> str:
-    """Why `support` holds fewer than `min_support` sessions, or "": the traces that name one episode are the
-    runs of one session (LangChain's handler writes one per run, and a resumed review is a run of its
-    own), so counting them apart would let one session mint a lesson."""
-    sessions: dict[str, list[str]] = {}
-    for trace in support:
-        sessions.setdefault(trace.episode_id or f"\0{trace.id}", []).append(named[trace.id])
-    if len(sessions) >= min_support:
-        return ""
-    episode, ids = next((episode, ids) for episode, ids in sessions.items() if len(ids) > 1)
-    return (f"supported by {len(support)} traces of {len(sessions)} session{'s' if len(sessions) > 1 else ''} "
-            f"({', '.join(ids[:-1])} and {ids[-1]} name episode {episode}: the runs of one session, such as a run "
-            f"stopped for a review and its resume); a lesson needs at least {min_support} sessions")
 
 
 def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace], named: Mapping[str, str]) -> str:
@@ -255,6 +241,7 @@ def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace], named: Ma
 
 
 def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, named: Mapping[str, str]) -> Proposal:
+    from lamar.safety import scrub
     from lamar.sleep.warned import lesson_warning
 
     ids = [named[t.id] for t in support]
@@ -268,11 +255,12 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, 
         provenance={"source": "mined", "traces": ids, "model": model_name},
     )
     outcomes = Counter(t.outcome or "unknown" for t in support)
-    evidence = {exp.id: {"traces": len(ids), "outcomes": dict(sorted(outcomes.items())),
+    evidence = {exp.id: {"traces": len(ids), "sessions": len(sessions_of(support)),
+                         "outcomes": dict(sorted(outcomes.items())),
                          "with_tool_errors": sum(1 for t in support if t.tool_errors)}}
     return Proposal(
         id=Proposal.make_id("candidate", [exp.id]), kind="candidate", experience_ids=(exp.id,),
-        reason=(f"mined from {len(ids)} traces ({', '.join(ids)}): {exp.render()} "
+        reason=(f"mined from {support_words(support, named, scrub)}: {exp.render()} "
                 "Enters as a candidate that exploration tries; outcomes decide."),
         evidence=evidence, payload={"experience": exp.to_dict()},
         warning=lesson_warning(exp.precondition, exp.action, exp.rationale))

@@ -105,7 +105,8 @@ class Proposal:
 
 _VERDICTS = frozenset(v.value for v in Verdict)
 _BOUNDS = ("lift", "lower", "upper", "estimate")  # infinite (no evidence yet) in memory, None in a file
-_COUNTS = ("randomized", "injected", "held_out", "eligible", "restarts", "traces", "with_tool_errors")
+_COUNTS = ("randomized", "injected", "held_out", "eligible", "restarts", "traces", "sessions",
+           "with_tool_errors")
 
 
 def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | None:

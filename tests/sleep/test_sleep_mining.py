@@ -60,7 +60,8 @@ def test_good_output_becomes_a_candidate_that_changes_nothing_until_applied() ->
     assert exp["provenance"] == {"source": "mined", "traces": ["t1", "t2", "t3"], "model": "scripted-v1"}
     assert exp["scope"] == SWIFT
     assert proposal.experience_ids == (exp["id"],)
-    assert proposal.evidence[exp["id"]] == {"traces": 3, "outcomes": {"reverted": 3}, "with_tool_errors": 3}
+    assert proposal.evidence[exp["id"]] == {"traces": 3, "sessions": 3, "outcomes": {"reverted": 3},
+                                        "with_tool_errors": 3}
     assert "t1, t2, t3" in proposal.reason
     assert lam.experiences() == [] and lam.stats()["events"] == 0
     assert report.summary["mining"] == {"traces": 6, "batches": 1, "model_calls": 1, "prompt_tokens":

@@ -132,7 +132,7 @@ def test_a_batch_whose_reply_cannot_be_read_beside_one_that_can_is_said_lost() -
                     tool_errors=["module map is stale"], outcome="reverted") for i in range(6)]
     second = {**LESSON, "trace_ids": ["t3", "t4", "t5"]}  # the traces of the second batch
     model = openai_replies("Sorry, I could not find a pattern.", json.dumps({"lessons": [second]}))
-    report = Lamar(":memory:").sleep(traces=traces, model=model, max_prompt_tokens=1_500)
+    report = Lamar(":memory:").sleep(traces=traces, model=model, max_prompt_tokens=1_600)  # 3 traces a batch
     assert report.summary["mining"]["model_calls"] == 2
     assert len(report.of_kind("candidate")) == 1 and report.mining_error == ""
     lost = report.mining_lost
@@ -154,7 +154,7 @@ def test_lost_lessons_name_the_traces_to_mine_again() -> None:
     second = {**LESSON, "trace_ids": ["t3", "t4", "t5"]}
     broken = {"precondition": "the build broke", "action": "rebuild", "scope": "demo", "trace_ids": ["t4"]}
     model = openai_replies(json.dumps([{**LESSON, "trace_ids": ["t0", "t1"]}]), json.dumps([second, broken]))
-    report = Lamar(":memory:").sleep(traces=traces, model=model, max_prompt_tokens=1_500)
+    report = Lamar(":memory:").sleep(traces=traces, model=model, max_prompt_tokens=1_600)  # 3 traces a batch
     lost = report.mining_lost
     assert lost.startswith("1 of the 3 lessons the model wrote could not be read as lessons (the first: "
                            "malformed lesson: 'scope' must be an object of strings), in the replies about traces "
