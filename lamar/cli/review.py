@@ -311,11 +311,15 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
             # An outcome is a trace's own word: printed as an id is, so a trace or an edit cannot start a line.
             said = ", ".join(f"{printed_id(k)} {v}" for k, v in outcomes.items()) if isinstance(outcomes, Mapping) \
                 else ""
-            # Sessions are what a lesson needs two of; a report made before they were counted has traces alone.
-            sessions = ev.get("sessions")
-            counted = f"{plural(sessions, 'session')}, " if isinstance(sessions, int) else ""
-            lines.append(f"    support when proposed: {counted}{plural(ev['traces'], 'trace')}"
-                         + (f" ({said})" if said else "") + f", {ev.get('with_tool_errors', 0)} with tool errors")
+            # Sessions are what a lesson needs two of, and what its outcomes count; a report made before they
+            # were counted has traces alone.
+            sessions, errors = ev.get("sessions"), f", {ev.get('with_tool_errors', 0)} with tool errors"
+            said = f" ({said})" if said else ""
+            if isinstance(sessions, int):
+                lines.append(f"    support when proposed: {plural(sessions, 'session')}{said}{errors}; "
+                             f"{plural(ev['traces'], 'trace')}")
+            else:
+                lines.append(f"    support when proposed: {plural(ev['traces'], 'trace')}{said}{errors}")
         elif isinstance(ev, Mapping) and ev:
             lines.append(f"    evidence when proposed: {ev.get('verdict')}, "
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "

@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ from lamar.sleep.mining_lost import lost_message, unreadable_lesson
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
-from lamar.sleep.sessions import few_sessions, sessions_of, support_words
+from lamar.sleep.sessions import few_sessions, session_outcomes, sessions_of, support_words
 from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
 from lamar.storable import storable_copy, storable_problem, whole_number
@@ -254,14 +253,15 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, 
         status=Status.CANDIDATE, id=f"exp_{digest}",
         provenance={"source": "mined", "traces": ids, "model": model_name},
     )
-    outcomes = Counter(t.outcome or "unknown" for t in support)
-    evidence = {exp.id: {"traces": len(ids), "sessions": len(sessions_of(support)),
-                         "outcomes": dict(sorted(outcomes.items())),
-                         "with_tool_errors": sum(1 for t in support if t.tool_errors)}}
+    # Counted by session: a run stopped for a review and its resume are one correction, not two.
+    outcomes, with_errors = session_outcomes(support)
+    evidence = {exp.id: {"traces": len(ids), "sessions": len(sessions_of(support)), "outcomes": outcomes,
+                         "with_tool_errors": with_errors}}
+    count, listed = support_words(support, named, scrub)
     return Proposal(
         id=Proposal.make_id("candidate", [exp.id]), kind="candidate", experience_ids=(exp.id,),
-        reason=(f"mined from {support_words(support, named, scrub)}: {exp.render()} "
-                "Enters as a candidate that exploration tries; outcomes decide."),
+        reason=(f"mined from {count}: {exp.render()} "
+                f"Enters as a candidate that exploration tries; outcomes decide. {listed}"),
         evidence=evidence, payload={"experience": exp.to_dict()},
         warning=lesson_warning(exp.precondition, exp.action, exp.rationale))
 

@@ -124,10 +124,10 @@ def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | Non
         value = ev.get(name)
         if value is not None and not whole_number(value, low=0):
             return f"{name!r} must be a whole number >= 0; got {_short(value)}"
-    outcomes = ev.get("outcomes")  # a mined lesson's: how many of its traces ended each way
+    outcomes = ev.get("outcomes")  # a mined lesson's sessions by outcome (traces, in a report without "sessions")
     if outcomes is not None and not (isinstance(outcomes, Mapping)
                                      and all(whole_number(n, low=0) for n in outcomes.values())):
-        return "'outcomes' maps each outcome to a whole number of traces >= 0"
+        return "'outcomes' maps each outcome to a whole number of sessions >= 0"
     # Apply's check that the lesson was not edited since reads it; a report made before versions were
     # noted has none, and sleep never writes a null one.
     version = ev.get("version")

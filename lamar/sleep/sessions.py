@@ -48,17 +48,39 @@ def episode_labels(traces: Sequence[Trace], scrub: Scrub) -> tuple[dict[str, str
     return labels, secrets
 
 
-def support_words(support: Sequence[Trace], named: Mapping[str, str], scrub: Scrub) -> str:
-    """The sessions and traces a lesson was mined from, for its reason: "3 sessions (5 traces: t1, t2 of
-    episode ep_a; t3, t4 of episode ep_b; t5)", or "2 sessions (traces t1, t2)" when each is one trace."""
+_LISTED = 5  # sessions a reason names; the provenance holds every trace
+
+
+def support_words(support: Sequence[Trace], named: Mapping[str, str], scrub: Scrub) -> tuple[str, str]:
+    """What a lesson was mined from, for its reason: the count ("3 sessions (5 traces)", or "2 sessions" when each
+    is one trace), and the traces session by session, as they happened ("Traces: t1, t2 of episode ep_a; t3.").
+
+    The count goes first and the list last, so a reason cut to one line shows the lesson, not trace ids.
+    """
     grouped = sessions_of(sorted(support, key=lambda t: t.time))  # as they happened, a session's runs together
     count = f"{len(grouped)} session{'s' if len(grouped) != 1 else ''}"
-    if len(grouped) == len(support):
-        return f"{count} (traces {', '.join(named[runs[0].id] for runs in grouped.values())})"
+    if len(grouped) != len(support):
+        count += f" ({len(support)} traces)"
     parts = [", ".join(named[t.id] for t in runs) + (f" of episode {scrub(runs[0].episode_id)[0]}"
                                                       if len(runs) > 1 and runs[0].episode_id else "")
              for runs in grouped.values()]
-    return f"{count} ({len(support)} traces: {'; '.join(parts)})"
+    more, joint = len(parts) - _LISTED, "; " if len(grouped) != len(support) else ", "
+    listed = (joint.join(parts[:_LISTED]) + f"; and {more} more session{'s' if more > 1 else ''} (every trace is "
+              "in the lesson's provenance)") if more > 0 else joint.join(parts)
+    return count, f"Traces: {listed}."
+
+
+def session_outcomes(support: Sequence[Trace]) -> tuple[dict[str, int], int]:
+    """How many sessions ended each way, and how many met tool errors. A session's outcome is its last run's
+    that has one: the run stopped for a review has none yet when its trace is written, its resume has it."""
+    outcomes: dict[str, int] = {}
+    errors = 0
+    for runs in sessions_of(sorted(support, key=lambda t: t.time)).values():
+        said = [t.outcome for t in runs if t.outcome]
+        outcome = said[-1] if said else "unknown"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        errors += any(t.tool_errors for t in runs)
+    return dict(sorted(outcomes.items())), errors
 
 
 def few_sessions(support: Sequence[Trace], min_support: int, named: Mapping[str, str]) -> str:
@@ -75,4 +97,4 @@ def few_sessions(support: Sequence[Trace], min_support: int, named: Mapping[str,
             f"stopped for a review and its resume); a lesson needs at least {min_support} sessions")
 
 
-__all__ = ["episode_labels", "few_sessions", "session_key", "sessions_of", "support_words"]
+__all__ = ["episode_labels", "few_sessions", "session_key", "session_outcomes", "sessions_of", "support_words"]

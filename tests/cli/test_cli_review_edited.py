@@ -167,7 +167,7 @@ def test_review_without_its_store_prints_an_edited_lesson_id_on_one_line(run_cli
     assert _forged(out.stdout) == [] and max(map(len, out.stdout.splitlines())) <= LONGEST, out.stdout[:2_000]
 
 
-@pytest.mark.parametrize(("field", "value"), [("traces", "x" * 10_000), ("with_tool_errors", -1),
+@pytest.mark.parametrize(("field", "value"), [("traces", "x" * 10_000), ("with_tool_errors", -1), ("sessions", True),
                                               ("outcomes", ["shipped"]), ("outcomes", {"shipped": "2"})])
 def test_a_mined_lessons_support_edited_into_another_type_is_refused(run_cli, twins: Path, report: Path,
                                                                     field: str, value: object) -> None:

@@ -216,7 +216,7 @@ def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, 
     # The reviewer sees the traces the lesson was mined from, not an arm's evidence it does not have yet.
     (tmp_path / "copy.json").write_bytes((tmp_path / "r.json").read_bytes())  # decisions go to the copy
     reviewed = run_cli("review", tmp_path / "copy.json", "--store", store, stdin="n\nn\nq\n").stdout
-    assert "support when proposed: 2 sessions, 2 traces (reverted 2), 2 with tool errors" in reviewed
+    assert "support when proposed: 2 sessions (reverted 2), 2 with tool errors; 2 traces" in reviewed
     assert "None" not in reviewed
     # The lesson a candidate adds is not stored until apply: it read "(not in this store)", as a hand-edited id does.
     new_id = candidate["payload"]["experience"]["id"]

@@ -142,7 +142,7 @@ def test_a_secret_in_a_trace_id_reaches_neither_the_report_nor_review_nor_the_st
     assert any(f"({SHOWN_ID}-0); a lesson needs at least 2" in r for r in reasons)
     assert any(f"does not fit trace {SHOWN_ID}-web" in r for r in reasons)
     assert {"trace": f"{SHOWN_ID}-huge"} in [d["item"] for d in saved["dropped"]]
-    assert f"mined from 3 sessions (traces {SHOWN_ID}-0, {SHOWN_ID}-1, {SHOWN_ID}-2)" in said.out
+    assert f"Traces: {SHOWN_ID}-0, {SHOWN_ID}-1, {SHOWN_ID}-2." in said.out
     stored = {tuple(e.provenance["traces"]) for e in Lamar(str(store)).experiences(status="candidate")}
     assert stored == mined
 

@@ -3,8 +3,11 @@ sessions: a model that follows it cites traces that mint a candidate (anthropic 
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -90,10 +93,67 @@ def test_a_candidate_says_how_many_sessions_and_traces_it_was_mined_from() -> No
     report = Lamar(":memory:").sleep(traces=traces, model=recording(
         lambda prompt: two_sessions(prompt).replace('"run-4"]', '"run-4", "run-5"]'), []))
     (candidate,) = report.of_kind("candidate")
-    assert candidate.reason.startswith("mined from 3 sessions (5 traces: run-1, run-2 of episode ep_a; "
-                                       "run-3, run-4 of episode ep_b; run-5): When a module map is stale")
+    assert candidate.reason.startswith("mined from 3 sessions (5 traces): When a module map is stale")
+    assert candidate.reason.endswith("outcomes decide. Traces: run-1, run-2 of episode ep_a; run-3, run-4 of "
+                                     "episode ep_b; run-5.")
     evidence = candidate.evidence[candidate.experience_ids[0]]
     assert evidence["sessions"] == 3 and evidence["traces"] == 5
     one_each = Lamar(":memory:").sleep(traces=[run("t1", None, 1.0), run("t2", "ep_b", 2.0)],
                                        model=recording(two_sessions, []))
-    assert one_each.of_kind("candidate")[0].reason.startswith("mined from 2 sessions (traces t1, t2): ")
+    assert one_each.of_kind("candidate")[0].reason.startswith("mined from 2 sessions: When ")
+    assert one_each.of_kind("candidate")[0].reason.endswith(". Traces: t1, t2.")
+
+
+def langgraph_week() -> list[dict[str, Any]]:
+    """Traces as LamarCallbackHandler writes them for reviewed LangGraph threads: a run stopped at the review
+    (the tool error, no outcome yet) and its resume (no tool call), both naming the episode, ids UUIDs."""
+    rows = []
+    for n in range(12):
+        episode, corrected = f"ep_{n:016x}", n < 8
+        stopped = f"01a250b0-0884-71bf-8b54-{n:012x}"
+        resumed = f"01a250b0-08d9-77a2-9d43-{n:012x}"
+        context = {"project": "billing-api"} if corrected else {"project": "storefront"}
+        asked = "add the requests dependency" if corrected else "rename the checkout button"
+        rows.append({"id": stopped, "time": 1000.0 + 10 * n, "context": context, "input": asked,
+                     "attempted": ["shell({'command': 'pip install requests'})" if corrected else "npm test"],
+                     "tool_errors": ["shell: ToolException: error: externally-managed-environment"] if corrected
+                     else [], "output": "pip refuses.", "outcome": None, "episode_id": episode,
+                     "metadata": {"run_id": stopped, "resumes": None}})
+        rows.append({"id": resumed, "time": 1001.0 + 10 * n, "context": context, "input": asked, "output": "",
+                     "outcome": "corrected" if corrected else "shipped", "episode_id": episode,
+                     "metadata": {"run_id": resumed, "resumes": stopped}})
+    return rows
+
+
+def careful(prompt: str) -> str:
+    """A lesson for the tool error, citing every run of each session that shows it."""
+    shown = records(prompt)
+    sessions = {r["session"] for r in shown if r["tool_errors"]}
+    return json.dumps([{"precondition": "pip install fails with externally-managed-environment",
+                        "action": "create a virtualenv with python -m venv .venv and install into it",
+                        "rationale": "the system Python refuses pip installs", "scope": {"project": "billing-api"},
+                        "trace_ids": [r["id"] for r in shown if r["session"] in sessions]}])
+
+
+def test_lamar_sleep_and_review_show_the_lesson_its_sessions_and_their_outcomes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import lamar.models
+    from lamar.cli import main
+
+    traces, report, store = tmp_path / "traces.jsonl", tmp_path / "report.json", tmp_path / "lamar.db"
+    traces.write_text("".join(json.dumps(row) + "\n" for row in langgraph_week()))
+    Lamar(str(store)).close()  # a store of its own: the outcomes are the traces' own
+    monkeypatch.setattr(lamar.models, "from_spec", lambda spec: recording(careful, []))
+    assert main(["sleep", "--store", str(store), "--traces", str(traces), "--model", "anthropic:claude-test",
+                 "--out", str(report)]) == 0
+    listed = capsys.readouterr().out
+    # The listing's one line per proposal shows the lesson, not the start of a list of trace ids.
+    assert "mined from 8 sessions (16 traces): When pip install fails with externally-managed" in listed
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
+    assert main(["review", str(report), "--store", str(store)]) == 0
+    reviewed = capsys.readouterr().out
+    # Counted by session: the stopped run and its resume are one correction, not two.
+    assert "support when proposed: 8 sessions (corrected 8), 8 with tool errors; 16 traces" in reviewed
+    assert "; and 3 more sessions (every trace is in the lesson's provenance)." in reviewed
+    (candidate,) = json.loads(report.read_text())["proposals"]
+    assert len(candidate["payload"]["experience"]["provenance"]["traces"]) == 16
