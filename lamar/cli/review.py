@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import InvalidArgument, LamarError, ModelError, StoreError, echoed
+from lamar.cli.mined import dropped_lines, support_line
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
@@ -247,7 +248,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         if warned := warning_line(proposal):
             print(f"    {warned}")
     for dropped in report.dropped:
-        print(f"  dropped: {shorten(dropped.reason, 100)}")
+        print("\n".join(dropped_lines(dropped)))
     if done:  # counted, so that nothing is left out unsaid
         print(f"{plural(len(done), 'proposal')} already applied, not listed")
     if args.out is not None and not listed and done:  # review would only name them as applied
@@ -306,20 +307,7 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
         lines.append(f"  lesson {shown}{text}")
         ev = proposal.evidence.get(exp_id)
         if isinstance(ev, Mapping) and "traces" in ev and "verdict" not in ev:
-            # A mined lesson has no arm yet: what it was judged on is the traces that support it.
-            outcomes = ev.get("outcomes")
-            # An outcome is a trace's own word: printed as an id is, so a trace or an edit cannot start a line.
-            said = ", ".join(f"{printed_id(k)} {v}" for k, v in outcomes.items()) if isinstance(outcomes, Mapping) \
-                else ""
-            # Sessions are what a lesson needs two of, and what its outcomes count; a report made before they
-            # were counted has traces alone.
-            sessions, errors = ev.get("sessions"), f", {ev.get('with_tool_errors', 0)} with tool errors"
-            said = f" ({said})" if said else ""
-            if isinstance(sessions, int):
-                lines.append(f"    support when proposed: {plural(sessions, 'session')}{said}{errors}; "
-                             f"{plural(ev['traces'], 'trace')}")
-            else:
-                lines.append(f"    support when proposed: {plural(ev['traces'], 'trace')}{said}{errors}")
+            lines.append(support_line(ev))  # a mined lesson has no arm yet: its sessions are its support
         elif isinstance(ev, Mapping) and ev:
             lines.append(f"    evidence when proposed: {ev.get('verdict')}, "
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "

@@ -157,3 +157,28 @@ def test_lamar_sleep_and_review_show_the_lesson_its_sessions_and_their_outcomes(
     assert "; and 3 more sessions (every trace is in the lesson's provenance)." in reviewed
     (candidate,) = json.loads(report.read_text())["proposals"]
     assert len(candidate["payload"]["experience"]["provenance"]["traces"]) == 16
+
+
+def one_session(prompt: str) -> str:
+    """The lesson of `careful`, citing the two runs of one session only."""
+    shown = records(prompt)
+    first = next(r["session"] for r in shown if r["tool_errors"])
+    lesson = json.loads(careful(prompt))[0]
+    return json.dumps([{**lesson, "trace_ids": [r["id"] for r in shown if r["session"] == first]}])
+
+
+def test_lamar_sleep_shows_which_lesson_it_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import lamar.models
+    from lamar.cli import main
+
+    traces, store = tmp_path / "traces.jsonl", tmp_path / "lamar.db"
+    traces.write_text("".join(json.dumps(row) + "\n" for row in langgraph_week()))
+    Lamar(str(store)).close()
+    monkeypatch.setattr(lamar.models, "from_spec", lambda spec: recording(one_session, []))
+    assert main(["sleep", "--store", str(store), "--traces", str(traces), "--model", "anthropic:claude-test"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    at = next(n for n, line in enumerate(listed) if line.startswith("  dropped: supported by 2 traces of 1 session"))
+    # The reason names two UUIDs and an episode; the line under it says which lesson that was.
+    assert listed[at + 1] == ("    lesson: when pip install fails with externally-managed-environment, create a "
+                              "virtualenv with python...")
