@@ -27,8 +27,8 @@ def app_url(postgres_url: str) -> Iterator[str]:
     try:
         with PostgresStore.from_conn_string(url) as store:
             store.setup()
-            lam = Lamar(LangGraphStore(store, namespace=("lamar", "team.prod")))
-            lam.add(Experience("the build fails", "read the first error"))
+            with Lamar(LangGraphStore(store, namespace=("lamar", "team.prod"))) as lam:
+                lam.add(Experience("the build fails", "read the first error"))
             yield url
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
@@ -52,7 +52,8 @@ def test_a_schema_with_only_langgraphs_store_names_the_log_inside_it(app_url: st
 
 def test_a_namespace_missing_beside_lamars_tables_names_it_too(app_url: str) -> None:
     ExperienceStore(app_url, namespace="other").close()  # Lamar's own tables in the same schema
-    Lamar(ExperienceStore(app_url, namespace="other")).add(Experience("a", "b"))
+    with Lamar(ExperienceStore(app_url, namespace="other")) as lam:
+        lam.add(Experience("a", "b"))
     done = _ls(f"{app_url}&lamar_namespace=prod")
     assert done.returncode == 2
     assert "namespace 'prod' holds no events" in done.stderr and HINT in done.stderr
