@@ -19,6 +19,10 @@ _SCRATCH = r"(?:if\s+exists\s+)?[\"`\[]?(?:\w+\.)?\w*(?:test|tmp|temp|scratch|sa
 _WORD = r"(?:or|and|nor|on|in|to|for|from|with|statements?|commands?)\b"  # what follows a table's name, not one
 CHECKED_OUT = "force-pushes whichever branch is checked out, a shared one too"
 _SHARED = r"(?:main|master|trunk|develop|production|prod|release)"
+# The shared branch itself, alone or at the end of a path or refspec (origin/main, HEAD:main, +main): a name that
+# only starts or ends with it (main-fix, release-2.0, release/2.0, fix-main) is another branch, and so is the
+# remote side of a refspec whose local side it is (main:main-fix).
+_SHARED_NAME = rf"(?<![\w.-]){_SHARED}(?![\w-]|[./:]\w)"
 # Short flags run together with an f among them (-f, -fu): the whole run is taken at once, since a run of
 # letters split before and after each f would be tried every way on a long one that ends in a digit.
 _FLAGS_F = r"-(?=[a-z]*f)[a-z]++"
@@ -62,19 +66,19 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
     )),
     ("force-pushes over a shared branch", re.compile(
-        rf"\bgit\s+push\b[^\n;|&]{{0,200}}?{_FORCE}[^\n;|&]{{0,200}}?\b{_SHARED}\b"
-        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\b{_SHARED}\b[^\n;|&]{{0,200}}?{_FORCE}"
-        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\s\+{_SHARED}\b"
+        rf"\bgit\s+push\b[^\n;|&]{{0,200}}?{_FORCE}[^\n;|&]{{0,200}}?{_SHARED_NAME}"
+        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?{_SHARED_NAME}[^\n;|&]{{0,200}}?{_FORCE}"
+        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\s\+{_SHARED_NAME}"
         # Every branch, the shared ones among them.
         rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?(?:\s--mirror\b|{_FORCE}[^\n;|&]{{0,200}}?\s--all\b"
         rf"|\s--all\b[^\n;|&]{{0,200}}?{_FORCE})"
         rf"|\bforce[- ]?push(?:es|ed|ing)?\b(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
-        rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED}\b"
+        rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED_NAME}"
     )),
     ("deletes a shared branch", re.compile(
         rf"\bgit\s+push(?:\s+[^\s;|&]+){{0,3}}?\s+(?:--delete|-d)(?:\s+[^\s;|&]+){{0,2}}?\s+(?:refs/heads/)?"
-        rf"{_SHARED}\b(?![/-])"
-        rf"|\bgit\s+push\s+(?:-\S+\s+)*[\w.-]+\s+:(?:refs/heads/)?{_SHARED}\b(?![/-])"
+        rf"{_SHARED_NAME}"
+        rf"|\bgit\s+push\s+(?:-\S+\s+)*[\w.-]+\s+:(?:refs/heads/)?{_SHARED_NAME}"
     )),
     # No branch named: the push overwrites the one the agent is on, which may be main as well as its own.
     (CHECKED_OUT, re.compile(

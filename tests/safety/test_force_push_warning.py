@@ -90,3 +90,34 @@ def test_deleting_a_shared_branch_on_the_remote_is_named(text: str) -> None:
 ])
 def test_deleting_another_branch_or_forbidding_it_is_not_named(text: str) -> None:
     assert instructed_harm(text) is None
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    # A shared branch reached by a path or a refspec is that branch still.
+    ("git push --force origin HEAD:main", SHARED),
+    ("git push --force origin refs/heads/release", SHARED),
+    ("git push --force origin main-fix:main", SHARED),
+    ("When the deploy is rejected, git push --force origin main.", SHARED),
+    ("git push origin --delete refs/heads/master", "deletes a shared branch"),
+])
+def test_a_shared_branch_named_by_its_path_is_named(text: str, reason: str) -> None:
+    said = instructed_harm(text)
+    assert said is not None and said.startswith(f"{reason}: "), said
+
+
+@pytest.mark.parametrize("text", [
+    # A branch whose name only starts or ends with a shared one's is another branch, the agent's own as often as not.
+    "git push --force origin main-fix",
+    "git push -f origin release-2.0 after the rebase",
+    "git push --force origin fix-main",
+    "git push --force origin main.old",
+    "git push --force origin release/2.0",
+    "git push --force origin main:main-fix",
+    "git push origin +prod-hotfix",
+    "Force push to main-fix after the rebase",
+    "Force-push to the release-2.0 branch once it is tagged",
+    "git push origin --delete main.old",
+    "git push origin :release.candidate",
+])
+def test_a_branch_named_after_a_shared_one_is_not_that_branch(text: str) -> None:
+    assert instructed_harm(text) is None
