@@ -79,9 +79,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     on_disk = f", {size(data['bytes'])}" if data["bytes"] is not None else ""
     live = sum(verdict.values())
     cost = data["holdout_cost"]
-    # The fold mode's seqs come from one SEQUENCE that every namespace of the database shares:
-    # its last seq is no count of this store's events.
-    events = f"last seq {data['events']}" if folded_rows(lam.store) is not None else plural(data['events'], 'event')
+    # The fold mode's seqs come from one SEQUENCE that every namespace of the database shares: its last seq is no
+    # count of this store's events, and counting them would read the whole log, so the line says what the number is.
+    shared = f"newest seq {data['events']}, numbered database-wide: not a count"
+    events = shared if folded_rows(lam.store) is not None else plural(data['events'], 'event')
     print(f"store      {data['store']} ({data['backend']}{on_disk}, {events})")
     print(f"lessons    {data['experiences']}: " + ", ".join(f"{n} {s}" for s, n in status.items()))
     print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "
