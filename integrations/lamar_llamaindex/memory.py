@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 
 class _Turn:
-    __slots__ = ("before", "length", "marker", "recall", "reported", "run", "users", "waiting")
+    __slots__ = ("before", "length", "marker", "previous", "recall", "reported", "run", "users", "waiting")
 
     def __init__(self, marker: str, recall: Recall | None, length: int, users: int, run: str | None = None,
                  before: _Turn | None = None, waiting: bool = False) -> None:
@@ -57,6 +57,7 @@ class _Turn:
         # finds a new user message takes it as this turn's, and reports `before` with it.
         self.waiting = waiting
         self.before = before
+        self.previous: _Turn | None = None  # the session's turn before it: what a new user message reacts to
 
 
 class LamarMemoryBlock(BaseMemoryBlock[str]):
@@ -228,6 +229,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     def _begin(self, key: str, turn: _Turn) -> None:
         with self._lock:
+            last = self._turns.get(key)
+            if last is not None:
+                # One turn back is all a report asks for: a longer chain would keep every turn of the session.
+                turn.previous, last.previous = last, None
             self._turns[key] = turn
             self._turns.move_to_end(key)
             while len(self._turns) > _SESSIONS_KEPT:
@@ -298,6 +303,22 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         with self._lock:
             turn = self._turns.get(session_id or "")
         return turn.recall.episode_id if turn is not None and turn.recall is not None else None
+
+    def previous_episode_id(self, session_id: str | None = None) -> str | None:
+        """The episode of the session's turn before the current one, the answer a new user message reacts to
+        (None when that turn had no lessons: its recall failed).
+
+        Raises:
+            InvalidArgument: the session has had no turn before the current one in this process.
+        """
+        with self._lock:
+            turn = self._turns.get(session_id or "")
+            previous = turn.previous if turn is not None else None
+        if previous is None:
+            raise InvalidArgument(f"no earlier answer to report in session {session_id!r}: a user reacts to an answer "
+                                  "of a turn before this one, and this process has seen none (after a restart, "
+                                  "report that answer's episode_id)")
+        return previous.recall.episode_id if previous.recall is not None else None
 
     def report(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str | None:
         """Report the outcome of the session's current turn; returns its episode id, or None when

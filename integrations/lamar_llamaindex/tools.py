@@ -49,13 +49,18 @@ class SearchLessons(BaseModel):
 
 
 Outcome = Literal["shipped", "accepted", "reasked", "corrected", "reverted"]
+# Lessons from a `LamarMemoryBlock` reach the model without an episode id (the block's text is the lessons alone,
+# gone from the next turn's prompt), so the report then names the turn the user's new message reacts to.
+EPISODE = (f"{TOOL_EPISODE} Leave it out when your lessons came with your memory rather than from a search: "
+           "the report is then for your previous answer.")
+NOTHING_TO_REPORT = "Nothing to report: your previous answer had no lessons (Lamar could not recall them)."
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 
 class ReportOutcome(BaseModel):
     """Arguments of the report tool: only the person's reaction counts, never the agent's view."""
 
-    episode_id: str = Field(description=TOOL_EPISODE)
+    episode_id: str = Field(default="", description=EPISODE)
     outcome: Outcome = Field(description=TOOL_OUTCOME)
     evidence: str = Field(description=TOOL_EVIDENCE)
 
@@ -71,6 +76,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
     `LamarMemoryBlock` on the same engine: there a user turn is one episode, whichever of the
     block and the search recalls first, and every search in the turn answers with its lessons.
     The report tool's schema says whose signal counts: the user's reaction, with the evidence quoted.
+    Called without an episode id in such an agent, it reports the block's turn before the current one.
 
     Args:
         lamar: the `Lamar` engine.
@@ -165,6 +171,11 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         description=TOOL_SEARCH, partial_params=partial)]
     if report:
         def report_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
+            if episode_id is None or episode_id == "":
+                ctx = _step_context()
+                episode_id = _previous_turn(_run(_memory_turn(ctx, lamar, history=False)) if ctx is not None else None)
+                if episode_id is None:
+                    return NOTHING_TO_REPORT
             checked = _report_arguments(episode_id, outcome, evidence)
             try:
                 lamar.report(checked.episode_id, checked.outcome)
@@ -174,6 +185,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             return tool_recorded(checked.outcome, checked.episode_id)
 
         async def areport_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
+            if episode_id is None or episode_id == "":
+                episode_id = _previous_turn(await _memory_turn(_step_context(), lamar, history=False))
+                if episode_id is None:
+                    return NOTHING_TO_REPORT
             checked = _report_arguments(episode_id, outcome, evidence)
             try:
                 await lamar.areport(checked.episode_id, checked.outcome)
@@ -241,6 +256,15 @@ async def _memory_turn(ctx: Context | None, lamar: Any, *, history: bool = True
         log.warning("Lamar could not read the agent's chat history (the search joins the block's last turn): %s", exc)
         return block, memory.session_id, None
     return block, memory.session_id, messages
+
+
+def _previous_turn(turn: tuple[LamarMemoryBlock, str, list[ChatMessage] | None] | None) -> str | None:
+    """The episode a report without an id is for: the previous turn of the agent's `LamarMemoryBlock` (None when
+    that turn had no lessons), or the refusal a missing id gets when the agent's memory holds no such block."""
+    if turn is None:
+        raise InvalidArgument("episode_id must be the episode id the search tool returned; got None")
+    block, session_id, _ = turn
+    return block.previous_episode_id(session_id)
 
 
 def _log_lost_report(episode_id: str, exc: StoreError) -> None:
