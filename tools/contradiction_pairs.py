@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
-import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
+
+import side_by_side
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).with_suffix(".json")
@@ -52,14 +50,6 @@ def child() -> None:
     print(json.dumps({"flagged": flagged, "walkthrough": named}))
 
 
-def run(tree: Path) -> dict[str, list[int]]:
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'integrations'}"}
-    done = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True,
-                          check=True, cwd=tree)
-    result: dict[str, list[int]] = json.loads(done.stdout)
-    return result
-
-
 def _count(column: dict[str, list[int]], wanted: list[int]) -> str:
     return f"{len(set(column['flagged']) & set(wanted))} of {len(wanted)}"
 
@@ -73,15 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         child()
         return 0
     pairs = json.loads(DATA.read_text(encoding="utf-8"))["pairs"]
-    columns = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.before:
-            archive = subprocess.run(["git", "archive", args.before, "lamar"], cwd=ROOT, capture_output=True,
-                                     check=True).stdout
-            with tarfile.open(fileobj=BytesIO(archive)) as tar:
-                tar.extractall(tmp, filter="data")
-            columns[f"before ({args.before})"] = run(Path(tmp))
-        columns["this tree"] = run(ROOT)
+    columns = side_by_side.columns(__file__, args.before)
     conflict = [n for n, p in enumerate(pairs) if p["conflict"]]
     other = [n for n, p in enumerate(pairs) if not p["conflict"]]
     print(f"{len(pairs)} labelled pairs ({DATA.relative_to(ROOT)}): {len(conflict)} conflict, {len(other)} do not")
