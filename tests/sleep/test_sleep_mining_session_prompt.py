@@ -6,34 +6,19 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
 from lamar import Lamar, Trace
 from lamar.safety.secrets import scrub
 
 pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
-from lamar.models.anthropic import AnthropicModel
+from tests.sleep.test_sleep_mining_request import recording
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 DEMO = {"project": "demo"}
-
-
-def recording(reply: Callable[[str], str], prompts: list[str]) -> AnthropicModel:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        prompt = json.loads(request.content)["messages"][0]["content"]
-        prompts.append(prompt)
-        return httpx2.Response(200, json={
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [{"type": "text", "text": reply(prompt)}], "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}})
-
-    client = httpx2.Client(transport=httpx2.MockTransport(handler))
-    return AnthropicModel("claude-test", api_key="sk-ant-test", http_client=client, max_retries=0)
 
 
 def records(prompt: str) -> list[dict[str, Any]]:
