@@ -218,16 +218,38 @@ def cmd_report(args: argparse.Namespace) -> int:
     except DuplicateReport as exc:
         if not exc.advice:  # final (a checkpoint sealed it): --replace is refused the same way
             raise
+        label = _label(signal)
+        if _same_outcome(lam, args.episode, signal):  # a repeat (a hook run twice) has nothing to replace
+            print(f"episode {args.episode} is already reported {label}: nothing to do")
+            return 0
         import shlex
 
         raise UsageError(f"{str(exc).removesuffix(exc.advice)}; to replace that outcome: lamar report "
                          f"{shlex.quote(args.episode)} {shlex.quote(args.signal)} --replace") from None
     finally:
         lam.close()
-    label = signal.value if isinstance(signal, Signal) else f"reward {signal:+.2f}"
+    label = _label(signal)
     said = " (replacing the earlier outcome)" if replacing else " (it had no outcome: nothing replaced)"
     print(f"reported {args.episode}: {label}" + (said if args.replace else ""))
     return 0
+
+
+def _label(signal: Signal | float) -> str:
+    return signal.value if isinstance(signal, Signal) else f"reward {signal:+.2f}"
+
+
+def _same_outcome(lam: Lamar, episode_id: str, signal: Signal | float) -> bool:
+    """Whether the episode's outcome is the one reported again: a named signal by its name, a number
+    by its value with no name (a number equal to a signal's reward is a different report)."""
+    try:
+        record = lam.episode(episode_id)
+    except LamarError:
+        return False
+    if record.settled is not None:
+        return False
+    if isinstance(signal, Signal):
+        return record.signal == signal.value
+    return record.signal is None and record.reward == signal
 
 
 def _has_outcome(lam: Lamar, episode_id: str) -> bool:

@@ -210,3 +210,22 @@ def test_a_duplicate_report_gives_the_command_that_replaces_it_and_a_final_one_n
     for extra in ((), ("--replace",)):
         final = run_cli("report", episode, "reverted", *extra, "--store", path)
         assert final.returncode == 1 and "is final" in final.stderr and "--replace" not in final.stderr, final.stderr
+
+
+def test_a_report_that_repeats_the_outcome_says_there_is_nothing_to_do(run_cli, tmp_path):
+    # Offering `--replace` to replace "shipped" by "shipped" sent the user to a command that changes nothing.
+    path = tmp_path / "same.json"
+    lam = Lamar(str(path))
+    episode = lam.recall({}).episode_id
+    lam.report(episode, Signal.SHIPPED)
+    other = lam.recall({}).episode_id
+    lam.report(other, -0.25)
+    lam.close()
+    again = run_cli("report", episode, "SHIPPED", "--store", path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == f"episode {episode} is already reported shipped: nothing to do"
+    number = run_cli("report", other, "-.25", "--store", path)
+    assert number.returncode == 0 and "already reported reward -0.25: nothing to do" in number.stdout, number.stderr
+    differs = run_cli("report", other, "1", "--store", path)
+    assert differs.returncode == 1 and "--replace" in differs.stderr, differs.stderr
+    assert Lamar(str(path)).episode(episode).reports == 1
