@@ -212,8 +212,23 @@ def form(spec: str) -> tuple[str, str]:
     if head == "k" and arg:
         _slots(spec, arg)
         return head, arg
-    raise InvalidArgument(f"unknown policy {echoed(spec)}; use logged, none, proven, today, without:ID, "
-                          "holdout:Q (0 <= Q < 1) or k:K")
+    raise InvalidArgument(f"unknown policy {echoed(spec)}{_close(head, arg)}; use logged, none, proven, today, "
+                          "without:ID, holdout:Q (0 <= Q < 1) or k:K")
+
+
+_HEADS = frozenset(("logged", "none", "proven", "today", "without", "holdout", "k"))
+
+
+def _close(head: str, arg: str) -> str:
+    """" (did you mean 'holdout:0.1'?)" for a misspelt name (`holdot:0.1`), as a mistyped command or option is
+    answered; a right name used wrongly (`none:1`, `k`) is left to the list of forms."""
+    import difflib
+
+    names = ("without", "holdout", "k") if arg else ("logged", "none", "proven", "today")
+    if head in _HEADS:
+        return ""
+    close = difflib.get_close_matches(head, names, n=1, cutoff=0.6)
+    return f" (did you mean {echoed(close[0] + (':' + arg.strip() if arg else ''))}?)" if close else ""
 
 
 def name_of(spec: str) -> str:

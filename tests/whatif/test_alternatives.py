@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lamar import InvalidArgument
-from lamar.whatif.alternatives import Beliefs, Holdout, NoMemory, Proven, Slots, Today, Without, parse
+from lamar.whatif.alternatives import Beliefs, Holdout, NoMemory, Proven, Slots, Today, Without, form, parse
 from lamar.whatif.log import Log, LoggedEpisode
 from lamar.whatif.slate import Slate
 
@@ -107,3 +107,21 @@ def test_a_slots_description_counts_in_words() -> None:
     # The What if? page of `lamar ui` read "1 slot(s) per recall instead of 2".
     assert parse("k:1", BELIEFS, LOG).description == "1 slot per recall instead of 2"
     assert parse("k:3", BELIEFS, LOG).description == "3 slots per recall instead of 2"
+
+
+@pytest.mark.parametrize(("spec", "hint"), [
+    ("holdot:0.1", "(did you mean 'holdout:0.1'?)"), ("proovn", "(did you mean 'proven'?)"),
+    ("withuot:exp_1", "(did you mean 'without:exp_1'?)"), ("Logd", "(did you mean 'logged'?)"),
+])
+def test_a_mistyped_policy_name_gets_the_one_it_is_close_to(spec: str, hint: str) -> None:
+    # Every other mistyped word of the CLI (a command, an option, a signal) is answered with its likely spelling.
+    with pytest.raises(InvalidArgument) as caught:
+        form(spec)
+    assert hint in str(caught.value)
+
+
+def test_a_policy_far_from_every_name_gets_no_guess() -> None:
+    for spec in ("sometimes", "none:1", "k", "x:1"):
+        with pytest.raises(InvalidArgument) as caught:
+            form(spec)
+        assert "did you mean" not in str(caught.value), spec

@@ -102,6 +102,8 @@ def test_refusals_name_what_is_missing(tmp_path: Path, logged: Path) -> None:
     assert status == 2 and "no store at" in err
     status, _, err = run("whatif", "--store", str(logged), "--policy", "sometimes")
     assert status == 1 and "unknown policy 'sometimes'" in err
+    status, _, err = run("whatif", "--store", str(logged), "--policy", "holdot:0.1")
+    assert status == 1 and "unknown policy 'holdot:0.1' (did you mean 'holdout:0.1'?)" in err, err
     for when in ("last tuesday", "nan", "inf", "9" * 400 + "d"):
         status, _, err = run("whatif", "--store", str(logged), "--since", when)
         assert status == 1 and "--since takes" in err, when
