@@ -69,6 +69,8 @@ _OPENERS = frozenset(re.findall(r"\S+", """
     escape freeze guard ignore increase invalidate isolate lower measure memoize mock normalize paginate
     parse patch profile prune purge recreate refactor reindex reload require restore revoke rotate round
     sanitize serialize shard sort strip stub throttle trim tune uninstall unpin vacuum validate vendor
+    assume choose consult declare define delegate emit exclude expose favor favour omit pick rely replay
+    restrict reuse specify stick throw
 """))  # holds every first word lamar.rules.parse takes for an instruction, lest a rule read "When X, Name ...",
 # and verbs an agent opens a proposed lesson's action with ("Freeze time with freezegun"), none a tool's name
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")

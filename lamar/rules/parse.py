@@ -31,7 +31,12 @@ _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
     "avoid", "ensure", "verify", "commit", "push", "open", "search", "ask", "reference", "extend", "fix",
     "handle", "limit", "log", "consider", "apply", "be", "try", "give", "place", "store", "treat", "make",
     "do", "don't", "never", "always", "only", "regenerate", "review", "group", "split", "move", "rename",
-    "delete", "remove", "prefix", "quote", "pin", "lock", "upgrade", "annotate"
+    "delete", "remove", "prefix", "quote", "pin", "lock", "upgrade", "annotate",
+    # verbs a rules file opens an instruction with and seldom a statement ("Freeze time with freezegun")
+    "freeze", "specify", "define", "declare", "exclude", "omit", "reuse", "validate", "sanitize", "normalize",
+    "refactor", "ignore", "invalidate", "isolate", "require", "restore", "uninstall", "unpin", "memoize",
+    "choose", "pick", "assume", "expose", "throw", "emit", "rely", "stick", "favor", "favour", "consult",
+    "delegate", "restrict", "measure",
 ])
 # "- `make test` - run the unit tests": a command reference, the mirror of "Test: `make test`". It directs
 # when the code span is a shell command, not a path, a function or an API route listed with what it does.
@@ -66,6 +71,7 @@ _AFTER_CONDITION = frozenset([
     "squash", "disable", "enable", "switch", "confirm", "compare", "copy", "replace", "kill", "drop", "pause",
     "debug", "investigate", "examine", "grep", "suggest", "flag", "abort", "exit", "fail", "warn", "respond",
     "reply", "answer", "summarize", "summarise", "cite", "send", "fall", "bail", "stash", "downgrade",
+    "replay", "escape", "sort", "trim", "strip", "prune", "purge", "rotate", "drain", "reload",
 ])
 # A rule may open with a verb that is also a noun ("Deploy with ...", "Mock the database ...", "Squash fixup
 # commits before merging"), as a description may ("Deploy pipeline runs on merge", "Mock data lives in

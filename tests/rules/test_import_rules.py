@@ -680,3 +680,24 @@ def test_a_fact_then_what_to_do_after_a_semicolon_is_a_rule() -> None:
     found, skipped = parse_rules("".join(f"- {line}\n" for line in rules + descriptions), "CLAUDE.md")
     assert [r.text for r in found] == rules
     assert [(r.text, why) for r, why in skipped] == [(d, "describes rather than directs") for d in descriptions]
+
+
+@pytest.mark.parametrize("rule", [
+    "When a webhook from Stripe fails, replay it with `stripe events resend`.",
+    "Freeze time with freezegun.",
+    "Specify a timeout on every HTTP call.",
+    "Define new settings in config/settings.py.",
+    "Exclude generated files from the diff.",
+    "Reuse the fixtures in tests/conftest.py.",
+    "Validate request bodies with pydantic.",
+    "Refactor only with the tests green.",
+    "If the cache looks stale, invalidate it with `make flush`.",
+    "Ignore warnings from vendored code.",
+    "Omit the trailing slash in API routes.",
+])
+def test_common_instruction_verbs_direct(tmp_path: Path, rule: str) -> None:
+    # Each was skipped as "describes rather than directs": its verb was in none of the parser's lists.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text(f"- {rule}\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert plan.skipped == [] and len(plan.lessons) == 1, plan.skipped
