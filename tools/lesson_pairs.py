@@ -39,14 +39,10 @@ def child() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", metavar="REV", help="a commit whose lamar/ to run side by side")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        child()
+    found = side_by_side.pairs_and_columns(parser, argv, __file__, child, DATA)
+    if found is None:
         return 0
-    pairs = json.loads(DATA.read_text(encoding="utf-8"))["pairs"]
-    columns = side_by_side.columns(__file__, args.before)
+    pairs, columns = found
     same = [n for n, p in enumerate(pairs) if p["same"]]
     other = [n for n, p in enumerate(pairs) if not p["same"]]
     print(f"{len(pairs)} labelled pairs ({DATA.relative_to(ROOT)}): {len(same)} one lesson, {len(other)} two")

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -36,3 +38,16 @@ def columns(script: str, before: str | None) -> dict[str, Any]:
             found[f"before ({before})"] = child(script, Path(tmp))
         found["this tree"] = child(script, ROOT)
     return found
+
+
+def pairs_and_columns(parser: argparse.ArgumentParser, argv: list[str] | None, script: str,
+                      child_run: Callable[[], None], data: Path) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+    """`parser` (the script's own) reads `--before REV` and `--child`: as the child, run `child_run` and give None;
+    else `data`'s labelled pairs and `columns(script, REV)`."""
+    parser.add_argument("--before", metavar="REV", help="a commit whose lamar/ to run side by side")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child_run()
+        return None
+    return json.loads(data.read_text(encoding="utf-8"))["pairs"], columns(script, args.before)
