@@ -76,18 +76,25 @@ def test_report_tool_schema_says_only_the_users_reaction_counts(chat_model: Any)
     assert "never" in create_lamar_tools(Lamar(":memory:"), report=True)[1].description
 
 
-async def test_the_agent_reports_the_users_reaction_with_the_episode_it_searched(chat_model: Any) -> None:
-    lam, exp_id = engine()
+async def _search_then_report(lam: Lamar, chat_model: Any, outcome: str, reaction: str) -> tuple[str, ToolMessage]:
+    """One turn whose agent searches Lamar, then the next, where the user reacts and the agent calls the report
+    tool with that turn's episode id and `outcome`: the episode id and the report tool's answer."""
     first = create_agent(chat_model(search_call(), "Cleared the cache."), create_lamar_tools(lam, report=True),
                          context_schema=Ctx)
     result = await first.ainvoke({"messages": [{"role": "user", "content": "fix the build"}]},
                                  context=Ctx("trace"))
     episode_id = next(m for m in result["messages"] if isinstance(m, ToolMessage)).artifact["lamar_episode_id"]
     report = AIMessage(content="", tool_calls=[{"name": "lamar_report_outcome", "id": "r1", "args": {
-        "episode_id": episode_id, "outcome": "corrected", "evidence": "user: no, that broke it"}}])
+        "episode_id": episode_id, "outcome": outcome, "evidence": f"user: {reaction}"}}])
     second = create_agent(chat_model(report, "Noted."), create_lamar_tools(lam, report=True), context_schema=Ctx)
-    await second.ainvoke({"messages": [*result["messages"], {"role": "user", "content": "no, that broke it"}]},
-                         context=Ctx("trace"))
+    done = await second.ainvoke({"messages": [*result["messages"], {"role": "user", "content": reaction}]},
+                                context=Ctx("trace"))
+    return episode_id, [m for m in done["messages"] if isinstance(m, ToolMessage)][-1]
+
+
+async def test_the_agent_reports_the_users_reaction_with_the_episode_it_searched(chat_model: Any) -> None:
+    lam, exp_id = engine()
+    episode_id, _ = await _search_then_report(lam, chat_model, "corrected", "no, that broke it")
     assert lam.episode(episode_id).signal == "corrected"
     assert lam.evidence(exp_id).injected == 1
 
@@ -98,17 +105,7 @@ async def test_the_report_tool_reads_an_outcome_as_its_description_spells_it(cha
     lam, _ = engine()
     assert "re-asked" in ReportOutcome.model_json_schema()["properties"]["outcome"]["description"]
     for said, signal in (("re-asked", "reasked"), ("Shipped", "shipped")):
-        first = create_agent(chat_model(search_call(), "Cleared the cache."), create_lamar_tools(lam, report=True),
-                             context_schema=Ctx)
-        result = await first.ainvoke({"messages": [{"role": "user", "content": "fix the build"}]},
-                                     context=Ctx("trace"))
-        episode_id = next(m for m in result["messages"] if isinstance(m, ToolMessage)).artifact["lamar_episode_id"]
-        report = AIMessage(content="", tool_calls=[{"name": "lamar_report_outcome", "id": "r1", "args": {
-            "episode_id": episode_id, "outcome": said, "evidence": "user: same thing again"}}])
-        second = create_agent(chat_model(report, "Noted."), create_lamar_tools(lam, report=True), context_schema=Ctx)
-        done = await second.ainvoke({"messages": [*result["messages"], {"role": "user", "content": "again"}]},
-                                    context=Ctx("trace"))
-        answer = [m for m in done["messages"] if isinstance(m, ToolMessage)][-1]
+        episode_id, answer = await _search_then_report(lam, chat_model, said, "same thing again")
         assert answer.content == f"Recorded {signal} for {episode_id}.", answer.content
         assert lam.episode(episode_id).signal == signal
 
