@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +16,9 @@ if TYPE_CHECKING:
 
 FORMAT = "lamar-last-sleep"
 _POSTGRES = ("postgresql://", "postgres://")
+# Set while a caller that saves the report (`lamar sleep`, lamar ui's Run sleep) runs a sleep: it records the run
+# itself, once, naming the report, so the sleep's own record would be a second write (and a second warning).
+_CALLER_RECORDS: ContextVar[bool] = ContextVar("lamar_last_sleep_caller_records", default=False)
 
 
 def last_sleep_path(location: str) -> Path | None:
@@ -55,10 +60,23 @@ def record_sleep(location: str, report: SleepReport, *, saved_to: str | None = N
     replace_file(path, (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
 
 
+@contextmanager
+def recorded_by_caller() -> Iterator[None]:
+    """Within: a sleep leaves its record to the caller, which calls `record_sleep` once its report is saved."""
+    token = _CALLER_RECORDS.set(True)
+    try:
+        yield
+    finally:
+        _CALLER_RECORDS.reset(token)
+
+
 def keep_sleep(location: str, report: SleepReport) -> None:
     """`record_sleep` as every sleep calls it, before a report is saved anywhere: a file that cannot be
     written costs the sleep nothing but a logged warning. A store whose location is neither a database URL
-    nor a file that exists (a third-party store's name) has no place beside it that `lamar stats` reads."""
+    nor a file that exists (a third-party store's name) has no place beside it that `lamar stats` reads.
+    Nothing within `recorded_by_caller`."""
+    if _CALLER_RECORDS.get():
+        return
     if not location.startswith(_POSTGRES) and not Path(location).expanduser().is_file():
         return
     try:
@@ -83,4 +101,4 @@ def last_sleep(location: str) -> dict[str, Any] | None:
     return data if ok else None
 
 
-__all__ = ["FORMAT", "keep_sleep", "last_sleep", "last_sleep_path", "record_sleep"]
+__all__ = ["FORMAT", "keep_sleep", "last_sleep", "last_sleep_path", "record_sleep", "recorded_by_caller"]

@@ -3,6 +3,7 @@ writes, each telling what it did to the tab that clicked."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -26,7 +27,7 @@ from lamar.cli.review import (
     report_held,
     save_report,
 )
-from lamar.last_sleep import record_sleep
+from lamar.last_sleep import record_sleep, recorded_by_caller
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
@@ -140,11 +141,17 @@ class SleepReview:
                 raise ValueError(refusal)
             writer = self._writer()
             # Every proposal, as `lamar sleep --out` saves them: the page counts the applied ones apart.
-            report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls,
-                                  include_applied=True)
-            stop_point()  # a sleep stopped once it is done still saves nothing
-            with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
-                save_report(str(self.report_path), report.to_dict())
+            with recorded_by_caller():  # once, below, naming the report it is saved to
+                report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls,
+                                      include_applied=True)
+            try:
+                stop_point()  # a sleep stopped once it is done still saves nothing
+                with report_held(str(self.report_path)):  # not amid a review's write-back, which would undo it
+                    save_report(str(self.report_path), report.to_dict())
+            except BaseException:
+                with contextlib.suppress(OSError):  # the sleep ran: `lamar stats` says so, with no report to name
+                    record_sleep(writer.store.location, report)
+                raise
             made = _made_message(writer, report)
             try:  # for `lamar stats`, as `lamar sleep` keeps it; the report is saved whether or not this is
                 record_sleep(writer.store.location, report, saved_to=str(self.report_path))

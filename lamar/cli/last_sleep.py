@@ -1,10 +1,11 @@
 """What `lamar stats` says of the last sleep (`sleep_lines`), kept by `lamar.last_sleep` beside the store,
-and `keep_figures`, which `lamar sleep` keeps it with once its report is saved."""
+and `keep_figures` (`figures_kept`), which `lamar sleep` keeps it with once its report is saved."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lamar.last_sleep import last_sleep, last_sleep_path, record_sleep
@@ -23,6 +24,18 @@ def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
     except OSError as exc:
         print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({exc.strerror or exc})",
               file=sys.stderr)
+
+
+@contextmanager
+def figures_kept(location: str, report: SleepReport, out: str | None) -> Iterator[None]:
+    """`keep_figures` once the block has saved the report to `out`; when saving fails, without naming it, since
+    the sleep ran all the same (`lamar sleep` runs its sleep within `recorded_by_caller`, so this is its one record)."""
+    try:
+        yield
+    except BaseException:
+        keep_figures(location, report, None)
+        raise
+    keep_figures(location, report, out)
 
 
 def sleep_lines(last: Mapping[str, Any] | None, now: float | None = None) -> list[str]:
@@ -85,4 +98,4 @@ def _ago(seconds: float) -> str:
     return f"{int(seconds // 86400)} days ago"
 
 
-__all__ = ["keep_figures", "last_sleep", "last_sleep_path", "record_sleep", "sleep_lines"]
+__all__ = ["figures_kept", "keep_figures", "last_sleep", "last_sleep_path", "record_sleep", "sleep_lines"]

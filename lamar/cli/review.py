@@ -202,7 +202,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         traces = read_traces(args.traces)
     import logging
 
-    from lamar.cli.last_sleep import keep_figures
+    from lamar.cli.last_sleep import figures_kept, keep_figures
+    from lamar.last_sleep import recorded_by_caller
     from lamar.sleep.mining import FAILED
 
     def said_below(record: logging.LogRecord) -> bool:  # the `lamar: error:` line at the end says it
@@ -213,7 +214,9 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     mining.addFilter(said_below)
     try:
         # Every proposal: the file and --json hold them all, and the lines below count the applied ones.
-        report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls, include_applied=True)
+        with recorded_by_caller():  # once, below, naming the report it is saved to
+            report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls,
+                               include_applied=True)
         done = _applied_now(lam, report) if report.proposals and not to_stdout else []
         location = lam.store.location
     finally:
@@ -225,11 +228,11 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         keep_figures(location, report, args.out)
         _mining_failed(report, args.out)
         return 0
-    if args.out is not None:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        with report_held(args.out):  # not in the middle of a review's write-back, which would put the old one back
-            save_report(args.out, data)  # every proposal: review and apply check the store themselves
-    keep_figures(location, report, args.out)  # once the report is saved: its figures point to it
+    with figures_kept(location, report, args.out):  # once the report is saved: its figures point to it
+        if args.out is not None:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            with report_held(args.out):  # not amid a review's write-back, which would put the old one back
+                save_report(args.out, data)  # every proposal: review and apply check the store themselves
     if args.json:  # the whole report, as saved, and which of its proposals a script can pass over
         dump_json({**data, "already_applied": done})  # None: the store could not say
         _mining_failed(report, args.out)

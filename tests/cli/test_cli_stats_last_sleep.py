@@ -74,3 +74,35 @@ def test_stats_shows_a_sleep_called_from_python_as_one_the_cli_ran(run_cli, json
         lam.sleep()
     kept = sorted(p.name for p in tmp_path.iterdir() if "last-sleep" in p.name)
     assert kept == [json_store.name + ".last-sleep.json"]
+
+
+def _writes_of_the_last_sleep(monkeypatch) -> list[str]:
+    """Each write of a last-sleep file this process makes, by the one function every recorder writes through."""
+    from lamar import atomic
+
+    written: list[str] = []
+    replace = atomic.replace_file
+
+    def counting(path, data, *args, **kwargs):
+        if str(path).endswith(".last-sleep.json"):
+            written.append(json.loads(data)["report"])
+        return replace(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(atomic, "replace_file", counting)
+    return written
+
+
+def test_lamar_sleep_records_its_run_once_and_stats_shows_that_one(run_cli, json_store, tmp_path, monkeypatch):
+    written = _writes_of_the_last_sleep(monkeypatch)
+    out = tmp_path / "r.json"
+    assert run_cli("sleep", "--store", json_store, "--out", out).returncode == 0
+    assert written == [str(out)]  # once, naming its report: not first without it and then again
+    stats = run_cli("stats", "--store", json_store).stdout
+    sleep_lines = [line for line in stats.splitlines() if line.startswith("sleep ")]
+    assert len(sleep_lines) == 1 and sleep_lines[0].endswith(f"(report: {out})"), stats
+    # A place that cannot take the figures is said once, not by the sleep and again by the command.
+    kept = json_store.with_name(json_store.name + ".last-sleep.json")
+    kept.unlink()
+    kept.mkdir()
+    done = run_cli("sleep", "--store", json_store, "--out", tmp_path / "r2.json")
+    assert done.returncode == 0 and done.stderr.count("were not kept") == 1, done.stderr

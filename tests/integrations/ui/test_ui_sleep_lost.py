@@ -56,3 +56,24 @@ def test_run_sleep_is_the_last_sleep_lamar_stats_shows(tmp_path: Path) -> None:
             client.post("/sleep/run", data={"token": ui.token})
     last = last_sleep(str(store))
     assert last is not None and last["report"] == str(tmp_path / "report.json") and last["proposals"] == 0
+
+
+def test_run_sleep_records_its_run_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar import atomic
+
+    written: list[str] = []
+    replace = atomic.replace_file
+
+    def counting(path, data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path).endswith(".last-sleep.json"):
+            written.append(json.loads(data)["report"])
+        return replace(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(atomic, "replace_file", counting)
+    store = tmp_path / "lessons.json"
+    with Lamar(str(store)) as lam:
+        ui = UI(lam, report_path=tmp_path / "report.json")
+        with TestClient(create_app(ui), base_url="http://127.0.0.1") as client:
+            client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
+            client.post("/sleep/run", data={"token": ui.token})
+    assert written == [str(tmp_path / "report.json")]  # once, naming its report
