@@ -25,6 +25,7 @@ from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, FALLBACKS, RECALL_EVENT, RETRY_TAG, context_from_metadata
 from lamar_langchain.langsmith_feedback import mirror_outcome
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, handler_key, report_one, run_key, run_name
+from lamar_langchain.stream_close import closed_early
 from lamar_langchain.trace_text import episodes_in, output_text
 from lamar_langchain.trace_writes import flush_at_exit, log_failure
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
@@ -293,8 +294,7 @@ class LamarCallbackHandler(GraphEvents):
         return parent if run is not None and not run.done and run.name in (FALLBACKS, name) else None
 
     def _run_of(self, run_id: UUID) -> RunRecord | None:
-        root = self._root_of.get(run_id)
-        return self._runs.get(root) if root is not None else None
+        return self._runs.get(root) if (root := self._root_of.get(run_id)) is not None else None
 
     def _end(self, run_id: UUID, outputs: Any = None, error: BaseException | None = None) -> None:
         with self._lock:
@@ -310,9 +310,9 @@ class LamarCallbackHandler(GraphEvents):
                     if error is not None and not isinstance(error, GraphBubbleUp):
                         run.failed_parts.add(run_id)
                 return
-            if error is None and run.running:
-                # A sync stream closed early ends its root with no error (LangChain swallows the
-                # GeneratorExit), its parts still running: the run never answered, as when async.
+            if error is None and (run.running or closed_early()):
+                # A sync stream closed early ends with no error (LangChain swallows the GeneratorExit),
+                # its parts running or its lone generator unfinished (`closed_early`): it never answered.
                 error = GeneratorExit("the stream was closed before the run ended")
             run.done = True
             run.output = output_text(outputs) if error is None else ""

@@ -327,22 +327,10 @@ def test_a_stream_read_to_its_end_stays_open_for_its_outcome() -> None:
     assert not handler.implicit_signals(run_id).failed
 
 
-def test_a_lone_generator_streamed_and_closed_early_tells_the_handler_nothing_and_its_episode_stays_pending() -> None:
-    """The known limit under "Failed runs" (docs/langchain.md): LangChain swallows the GeneratorExit and ends
-    the run as a generator that yielded nothing ends it, with no part still running; the bound
-    episode stays pending. Should LangChain ever tell the two apart, this test fails, and the limit can go."""
-    from langchain_core.callbacks import BaseCallbackHandler
-    from langchain_core.runnables import RunnableGenerator
-
-    class Told(BaseCallbackHandler):
-        def __init__(self) -> None:
-            self.calls: list[tuple[str, Any]] = []
-
-        def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
-            self.calls.append(("end", outputs))
-
-        def on_chain_error(self, error: BaseException, **kwargs: Any) -> None:
-            self.calls.append(("error", type(error).__name__))
+def test_a_lone_generator_streamed_and_closed_early_settles_its_episode() -> None:
+    """LangChain swallows the GeneratorExit of a lone generator closed early and ends its run as one that stopped
+    there, with no part still running: the handler tells them apart by the generator left unfinished."""
+    from langchain_core.runnables import RunnableGenerator, RunnableLambda
 
     def answer(_: Any) -> Any:
         yield "clear the cache"
@@ -352,14 +340,56 @@ def test_a_lone_generator_streamed_and_closed_early_tells_the_handler_nothing_an
         yield from ()
 
     lam = engine()
-    handler, closed, ended = LamarCallbackHandler(lam), Told(), Told()
-    run_id, episode = uuid.uuid4(), lam.recall({"project": "trace"}).episode_id
-    handler.bind(run_id, episode)
-    stream = RunnableGenerator(answer).stream("the build fails", {"callbacks": [handler, closed], "run_id": run_id})
+    handler = LamarCallbackHandler(lam)
+    closed, whole, empty, by_lambda = (uuid.uuid4() for _ in range(4))
+    for run_id in (closed, whole, empty, by_lambda):
+        handler.bind(run_id, lam.recall({"project": "trace"}).episode_id)
+    stream = RunnableGenerator(answer).stream("the build fails", {"callbacks": [handler], "run_id": closed})
     assert next(stream) == "clear the cache"
     stream.close()
-    assert list(RunnableGenerator(nothing).stream("the build fails", {"callbacks": [ended]})) == []
-    assert closed.calls == ended.calls == [("end", None)]
+    for _ in RunnableLambda(answer).stream("the build fails", {"callbacks": [handler], "run_id": by_lambda}):
+        break  # dropped here, and closed
+    assert "".join(RunnableGenerator(answer).stream("x", {"callbacks": [handler], "run_id": whole})) == \
+        "clear the cache and build again"
+    assert list(RunnableGenerator(nothing).stream("x", {"callbacks": [handler], "run_id": empty})) == []
     handler.flush()
-    assert [p.episode_id for p in lam.pending()] == [episode]
-    assert handler.trace(run_id).metadata["error"] == ""
+    for run_id in (closed, by_lambda):
+        assert lam.episode(handler.episodes(run_id)[0]).settled == "expired"
+        assert handler.trace(run_id).metadata["error"].startswith("GeneratorExit")
+    assert sorted(p.episode_id for p in lam.pending()) == sorted(handler.episodes(whole) + handler.episodes(empty))
+    assert handler.trace(whole).output == "clear the cache and build again"
+    assert handler.trace(empty).metadata["error"] == ""
+
+
+def test_a_run_of_its_own_inside_a_lone_generator_is_not_taken_for_its_close() -> None:
+    """A root run ending inside a generator still running (its own callbacks: a root here) is not the stream's."""
+    from langchain_core.runnables import RunnableGenerator, RunnableLambda
+
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    inner, outer = uuid.uuid4(), uuid.uuid4()
+    handler.bind(inner, lam.recall({"project": "trace"}).episode_id)
+
+    def answer(_: Any) -> Any:
+        yield RunnableLambda(str.upper).invoke("clear the cache", {"callbacks": [handler], "run_id": inner})
+        yield " and build again"
+
+    assert "".join(RunnableGenerator(answer).stream("x", {"callbacks": [handler], "run_id": outer})) == \
+        "CLEAR THE CACHE and build again"
+    handler.flush()
+    assert [p.episode_id for p in lam.pending()] == handler.episodes(inner)
+    assert handler.trace(inner).metadata["error"] == ""
+
+
+def test_a_stream_never_read_starts_no_run_and_its_bound_episode_waits() -> None:
+    """A generator never iterated runs nothing: LangChain starts the run at the first chunk asked for."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    run_id, episode = uuid.uuid4(), lam.recall({"project": "trace"}).episode_id
+    handler.bind(run_id, episode)
+    model = GenericFakeChatModel(messages=iter(["clear the cache"]))
+    model.stream("the build fails", {"callbacks": [handler], "run_id": run_id}).close()
+    assert handler.traces() == [] and [p.episode_id for p in lam.pending()] == [episode]
+    assert handler.unbind(run_id) == [episode]  # what to settle by hand: lam.expire(episode, ...) or a report
