@@ -17,7 +17,7 @@ from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
-from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, StoreError, UnknownEpisode
+from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, UnknownEpisode
 from lamar.integration import engine, outcome
 from lamar.signals import Signal, to_reward
 from lamar.sleep.trace_limits import clip_text
@@ -27,7 +27,7 @@ from lamar_langchain.langsmith_feedback import mirror_outcome
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, handler_key, report_one, run_key, run_name
 from lamar_langchain.stream_close import closed_early
 from lamar_langchain.trace_text import episodes_in, output_text
-from lamar_langchain.trace_writes import flush_at_exit, log_failure
+from lamar_langchain.trace_writes import log_failure, trace_of, write_held_when_dropped
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,8 @@ class LamarCallbackHandler(GraphEvents):
         trace_path: a .jsonl file to append one trace per root run to (None: keep in memory).
         write_on: "end" writes a trace when its root run ends (outcome null; sleep can join it
             to the episode's outcome by `episode_id`); "report" waits for `report` so the trace
-            carries the outcome (`flush` writes the unreported ones, and so does Python's exit).
+            carries the outcome (`flush` writes the unreported ones, and so do dropping the handler
+            and Python's exit).
         raise_error: let errors in this handler propagate (LangChain otherwise logs them).
         mirror_to_langsmith: also send each reported outcome to LangSmith as feedback on the
             root run (needs the `langsmith` package and its credentials).
@@ -104,7 +105,7 @@ class LamarCallbackHandler(GraphEvents):
         self._pending = Bindings()
         self._interrupted = Interrupted()
         self._by_episode: dict[str, UUID] = {}
-        flush_at_exit(self)
+        write_held_when_dropped(self, self.lamar, self._runs, self._writer, self._lock)
 
     # -- public API --------------------------------------------------------------------------
 
@@ -358,16 +359,7 @@ class LamarCallbackHandler(GraphEvents):
     # -- traces and mirroring ----------------------------------------------------------------
 
     def _trace(self, run: RunRecord) -> Trace:
-        context = run.context
-        if context is None and run.episodes:
-            try:
-                context = dict(self.lamar.episode(run.episodes[0]).context)
-            except UnknownEpisode:
-                context = None
-            except StoreError as exc:  # fail open: the trace names its episode, sleep can join it
-                log.warning("Lamar could not read the context of episode %s for its trace: %s", run.episodes[0], exc)
-                context = None
-        return run.to_trace(context or {})
+        return trace_of(self.lamar, run)
 
     def _write(self, run: RunRecord) -> None:
         if run.written:

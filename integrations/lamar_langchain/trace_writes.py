@@ -1,37 +1,58 @@
 """What keeps a `LamarCallbackHandler`'s traces from being lost: a write that failed is logged, and the
-traces held for a report (`write_on="report"`) are written when the interpreter exits."""
+traces held for a report (`write_on="report"`) are written when the handler is dropped or the interpreter exits."""
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import logging
+import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from lamar import StoreError, UnknownEpisode
+
+if TYPE_CHECKING:
+    from lamar.sleep.traces import Trace, TraceWriter
+    from lamar_langchain.run_record import RunRecord
 
 log = logging.getLogger("lamar_langchain.callbacks")
 
-# Weak, so that a handler made per request is not kept alive by the exit hook: one hook for all of them.
-_HOLDING: weakref.WeakSet[Any] = weakref.WeakSet()
 
-
-def flush_at_exit(handler: Any) -> None:
-    """Write `handler`'s held traces (outcome null; sleep joins them by `episode_id`) when Python exits,
-    since the runs reported by episode id alone, or from another process, never release them."""
-    if handler.write_on != "report" or handler.trace_path is None:
-        return
-    if not _HOLDING:
-        atexit.unregister(_flush_all)  # registered once, however many handlers come and go
-        atexit.register(_flush_all)
-    _HOLDING.add(handler)
-
-
-def _flush_all() -> None:
-    for handler in list(_HOLDING):
+def trace_of(lamar: Any, run: RunRecord) -> Trace:
+    """`run` in the sleep trace format, its context from the recall event, or else from the store."""
+    context = run.context
+    if context is None and run.episodes:
         try:
-            handler.flush()
-        except Exception:  # fail open: one handler's file must not cost the others theirs
-            log.warning("Lamar's callback handler could not write its held traces at exit", exc_info=True)
+            context = dict(lamar.episode(run.episodes[0]).context)
+        except UnknownEpisode:
+            context = None
+        except StoreError as exc:  # fail open: the trace names its episode, sleep can join it
+            log.warning("Lamar could not read the context of episode %s for its trace: %s", run.episodes[0], exc)
+            context = None
+    return run.to_trace(context or {})
+
+
+def write_held_when_dropped(handler: Any, lamar: Any, runs: dict[UUID, RunRecord], writer: TraceWriter | None,
+                            lock: threading.RLock) -> None:
+    """Write `handler`'s held traces (outcome null; sleep joins them by `episode_id`) when it is garbage-collected
+    (a handler made per request) or Python exits, since the runs reported by episode id alone, or from another
+    process, never release them. The finalizer holds what the writes need, never the handler itself."""
+    if handler.write_on == "report" and writer is not None:
+        weakref.finalize(handler, _write_held, lamar, runs, writer, lock)
+
+
+def _write_held(lamar: Any, runs: dict[UUID, RunRecord], writer: TraceWriter, lock: threading.RLock) -> None:
+    try:
+        with lock:
+            waiting = [run for run in runs.values() if run.done and not run.written]
+            for run in waiting:
+                run.written = True
+            traces = [trace_of(lamar, run) for run in waiting]
+        for trace in traces:
+            writer.write(trace)
+    except Exception:  # fail open: in a finalizer or at exit, one handler's file must not cost the others theirs
+        log.warning("Lamar's callback handler could not write its held traces", exc_info=True)
 
 
 def log_failure(future: concurrent.futures.Future[None]) -> None:

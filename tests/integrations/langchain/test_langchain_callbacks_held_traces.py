@@ -68,3 +68,44 @@ def test_a_run_forgotten_past_max_runs_has_its_held_trace_written_first(tmp_path
     handler.report(second, Signal.SHIPPED)
     assert [(t.id, t.outcome) for t in load_traces(path)] == [(str(first), None), (str(second), "shipped")]
     assert handler.flush() == 0
+
+
+DROPPED = """
+import asyncio, gc, sys
+from langchain_core.runnables import RunnableLambda
+from lamar import Experience, Lamar
+from lamar.sleep.traces import load_traces
+from lamar_langchain import LamarCallbackHandler, LamarRetriever
+
+lam = Lamar(":memory:", seed=3)
+lam.add(Experience("a user asks for a refund", "check the order date first"))
+chain = LamarRetriever(lamar=lam, k=3) | RunnableLambda(lambda docs: "answer")
+
+
+def serve(question):  # a handler per request, as a web app makes one, dropped when the request is answered
+    handler = LamarCallbackHandler(lam, trace_path=sys.argv[1], write_on="report")
+    chain.invoke(question, config={"callbacks": [handler]})
+    return handler.episodes(handler.traces()[0].id)[0]
+
+
+async def aserve(question):  # the same, async: the handler's writes go through its worker thread
+    handler = LamarCallbackHandler(lam, trace_path=sys.argv[1], write_on="report")
+    await chain.ainvoke(question, config={"callbacks": [handler]})
+    return handler.episodes(handler.traces()[0].id)[0]
+
+
+episodes = [serve("refund?"), asyncio.run(aserve("refund again?"))]
+gc.collect()
+print([t.episode_id for t in load_traces(sys.argv[1])] == episodes, flush=True)  # before exit: when dropped
+"""
+
+
+def test_a_handler_dropped_before_its_runs_are_reported_writes_their_held_traces(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "integrations")]))
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(DROPPED), str(path)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stdout.strip() == "True", done.stdout  # written when dropped, outcome null, not at exit
+    traces = load_traces(path)
+    assert [t.outcome for t in traces] == [None, None] and len({t.id for t in traces}) == 2  # once each
