@@ -342,3 +342,102 @@ def test_a_scrub_cut_short_leaves_the_erase_pending_for_the_next_writer(monkeypa
     lam.recall({"task": "t"})  # the next write finishes the scrub
     assert SECRET.encode() not in memory_items(base.inner, ("lamar",))
     assert [e.data.get("pending") for e in lam.store.read(0) if e.kind == "erase"] == [None]
+
+
+class _Cut:
+    """Makes the how-many-th batch that puts events fail, after the part of it that `partly` lets land."""
+
+    def __init__(self) -> None:
+        self.at: int | None = None
+        self.puts = 0
+        self.partly: Callable[[list[Op]], list[Op]] = lambda ops: []
+
+    def ops(self, ops: Iterable[Op]) -> list[Op]:
+        ops = list(ops)
+        if self.at is not None and any(isinstance(op, PutOp) and op.namespace[-1] == "events" for op in ops):
+            self.puts += 1
+            if self.puts == self.at:
+                self.at = None
+                raise ConnectionError("the database went away")
+        return ops
+
+
+@pytest.mark.parametrize("kind", ["memory", "postgres"])
+def test_an_erase_cut_at_any_batch_stays_pending_and_erasing_again_finishes_it(kind: str, monkeypatch:
+                                                                                pytest.MonkeyPatch) -> None:
+    # The real stores' own batches (each of their scrub batches one transaction), cut between them: after the
+    # erase event (the first batch), at each of the scrub's batches (7 events each here, not 5000) and at the
+    # one that clears the erase's pending marker. Every cut leaves the lesson erased in every read, every verdict
+    # as it was, and the erase pending while any text is left; `erase` again (or the next writer) finishes it.
+    from langgraph.store.postgres import PostgresStore
+
+    monkeypatch.setattr(lamar_langgraph.store, "_SCRUB_BATCH", 7)
+    cut = _Cut()
+
+    class CutMemory(InMemoryStore):
+        def batch(self, ops: Iterable[Op]) -> list[Result]:
+            return super().batch(cut.ops(ops))
+
+    class CutPostgres(PostgresStore):
+        def batch(self, ops: Iterable[Op]) -> list[Result]:
+            return super().batch(cut.ops(ops))
+
+    label = f"t{uuid.uuid4().hex}"
+    if kind == "postgres":
+        require_service("PostgreSQL", "127.0.0.1", 5432)
+        import psycopg
+        from psycopg.rows import dict_row
+
+        conn = psycopg.connect(POSTGRES_URL, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        postgres = CutPostgres(conn)  # type: ignore[arg-type]
+        postgres.setup()
+        base: BaseStore = postgres
+
+        def stored() -> bytes:
+            return postgres_rows(f"lamar.{label}.%")
+    else:
+        base = CutMemory()
+
+        def stored() -> bytes:
+            return memory_items(base, ("lamar", label))  # type: ignore[arg-type]
+
+    def opened() -> LangGraphStore:  # its batch hands the ops on whole and in order, as the real store's does
+        return LangGraphStore(base, ("lamar", label), ordered_batch=True)
+
+    try:
+        for at in range(2, 6):
+            lam = Lamar(opened(), k=1, seed=2)
+            secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
+            for n in range(20):
+                lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else 0.0)
+            before = _evidence(lam)
+            cut.at, cut.puts = at, 0
+            with pytest.raises(StoreError, match="went away"):
+                lam.erase(secret, contexts=True)
+            left = SECRET.encode() in stored() or CONTEXT.encode() in stored()
+            pending = [e.data.get("pending") for e in lam.store.read(0) if e.kind == "erase"]
+            assert pending == [True], (at, pending)
+            # 21 events to scrub (20 contexts and the lesson's event, which goes last): three batches, then the
+            # one that clears the marker, cut after everything was scrubbed.
+            assert left == (at < 5), at
+            fresh = Lamar(opened(), k=1, seed=2)
+            assert fresh.get(secret).action == "[erased]" and _evidence(fresh) == _evidence(lam) == before, at
+            if at % 2:
+                assert lam.erase(secret, contexts=True).again is True
+            else:  # the next write of another engine, past the grace an eraser has to finish its own scrub
+                monkeypatch.setattr(erasure, "GRACE", 0.0)
+                fresh.recall({"task": "t"})
+                monkeypatch.setattr(erasure, "GRACE", 60.0)
+            assert SECRET.encode() not in stored() and CONTEXT.encode() not in stored(), at
+            assert [e.data.get("pending") for e in lam.store.read(0) if e.kind == "erase"] == [None], at
+            assert _evidence(Lamar(opened(), k=1, seed=2)) == before, at
+            fresh.close()
+            lam.close()
+            if kind == "postgres":
+                _drop_label(label)
+            else:
+                base = CutMemory()
+    finally:
+        if kind == "postgres":
+            _drop_label(label)
+            conn.close()
