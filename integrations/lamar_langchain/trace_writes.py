@@ -43,16 +43,17 @@ def write_held_when_dropped(handler: Any, lamar: Any, runs: dict[UUID, RunRecord
 
 
 def _write_held(lamar: Any, runs: dict[UUID, RunRecord], writer: TraceWriter, lock: threading.RLock) -> None:
-    try:
-        with lock:
-            waiting = [run for run in runs.values() if run.done and not run.written]
-            for run in waiting:
-                run.written = True
-            traces = [trace_of(lamar, run) for run in waiting]
-        for trace in traces:
+    with lock:
+        waiting = [run for run in runs.values() if run.done and not run.written]
+        for run in waiting:
+            run.written = True
+    for run in waiting:
+        try:
+            with lock:
+                trace = trace_of(lamar, run)
             writer.write(trace)
-    except Exception:  # fail open: in a finalizer or at exit, one handler's file must not cost the others theirs
-        log.warning("Lamar's callback handler could not write its held traces", exc_info=True)
+        except Exception:  # fail open: in a finalizer or at exit, one trace must not cost the others theirs
+            log.warning("Lamar's callback handler could not write a held trace (run %s)", run.run_id, exc_info=True)
 
 
 def log_failure(future: concurrent.futures.Future[None]) -> None:
