@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 
 def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
-    """`record_sleep` for `lamar sleep`, once its report is saved, so that the figures name it (the sleep itself
-    kept them before the report was saved): a file that cannot be written costs the sleep nothing but a line."""
+    """`record_sleep` for `lamar sleep`, once its report is saved, so that the figures name it (the sleep ran within
+    `recorded_by_caller`, so this is its one record): a file that cannot be written costs the sleep only a line."""
     import sys
 
     try:
@@ -29,7 +29,7 @@ def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
 @contextmanager
 def figures_kept(location: str, report: SleepReport, out: str | None) -> Iterator[None]:
     """`keep_figures` once the block has saved the report to `out`; when saving fails, without naming it, since
-    the sleep ran all the same (`lamar sleep` runs its sleep within `recorded_by_caller`, so this is its one record)."""
+    the sleep ran all the same."""
     try:
         yield
     except BaseException:
