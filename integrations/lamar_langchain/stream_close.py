@@ -8,7 +8,8 @@ import sys
 
 from langchain_core.runnables import Runnable
 
-_STREAM = Runnable._transform_stream_with_config.__code__
+# A private method: a LangChain without it leaves `closed_early` saying nothing, never an import error.
+_STREAM = getattr(getattr(Runnable, "_transform_stream_with_config", None), "__code__", None)
 # Frames from the handler's `_end` up to the stream that calls `on_chain_end`: the callback manager's
 # dispatch sits between; a few more leave room for a LangChain that adds a layer.
 _DEPTH = 12
@@ -19,6 +20,8 @@ def closed_early() -> bool:
     the end makes the generator return (closed), and one that stops leaves it suspended. A generator still
     running is a stream whose body started another run (a run of its own inside it), not a close. Any other
     iterator, or no stream on the stack, says nothing: False, as before."""
+    if _STREAM is None:
+        return False
     frame = sys._getframe(1)
     for _ in range(_DEPTH):
         if frame.f_code is _STREAM:
