@@ -214,6 +214,13 @@ def proposal_ids(only: Any) -> list[str] | None:
     return _ids(only, "proposal")
 
 
+def proposal_id(value: Any) -> str:
+    """The proposal id `unreject` names: a string that is not empty."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument(f"proposal_id must be a proposal's id (see `rejections()`); got {value!r}")
+    return value
+
+
 def pending_filter(older_than: Any, now: Any, only: Any) -> list[str] | None:
     """The episode ids `pending(only=...)` names (None: all), once `older_than` and `now` are checked."""
     duration(older_than, "older_than")
@@ -305,4 +312,5 @@ def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None =
 
 
 __all__ = ["MAX_SLOTS", "candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy",
-           "proposal_ids", "reason", "seconds", "seed", "sleep_report", "slots", "traces", "unknown", "who"]
+           "proposal_id", "proposal_ids", "reason", "seconds", "seed", "sleep_report", "slots", "traces", "unknown",
+           "who"]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from lamar.preview import Preview
     from lamar.sleep.options import SleepOptions
     from lamar.sleep.proposals import ApplyResult, SleepReport
+    from lamar.sleep.rejected import Rejection
     from lamar.sleep.traces import TraceSource
     from lamar.state.view import StateView
     from lamar.whatif.report import WhatIfReport
@@ -123,10 +124,9 @@ class Lamar:
             return state.evidence(self.policy, n)
 
     def verdicts_of_record(self) -> dict[str, Verdict]:
-        """Every active lesson's verdict at this look, by false-discovery control across lessons
-        (e-BH at `alpha_helps` and `alpha_harms`): among the lessons called helpful now, the
-        expected share of wrong ones is at most alpha. More proof per episode than `evidence()`,
-        whose helps is never wrong however often it is read (docs/decisions.md)."""
+        """Every active lesson's verdict at this look, by false-discovery control across lessons (e-BH at `alpha_helps`
+        and `alpha_harms`): among the lessons called helpful now, the expected share of wrong ones is at most
+        alpha. More proof per episode than `evidence()`, whose helps is never wrong (docs/decisions.md)."""
         from lamar.policy.ebh import verdicts_of_record
 
         with self._lock:
@@ -135,11 +135,8 @@ class Lamar:
                                        if s.experience.status is not Status.RETIRED], self.policy)
 
     def history(self, exp_id: str) -> LessonHistory:
-        """The lesson's evidence over time, its audit trail and how many episodes injected it.
-
-        Noted by the fold as outcomes arrived, at a spacing that doubles as the points fill up
-        (`lamar.policy.history`); the last point is its evidence now.
-        """
+        """The lesson's evidence over time, its audit trail and how many episodes injected it: noted by the fold
+        as outcomes arrived, at a spacing that doubles as the points fill up (`lamar.policy.history`)."""
         with self._lock:
             self._log.sync()
             return self._log.lesson(exp_id).past(self.policy, self._log.cache.n_active)
@@ -147,10 +144,9 @@ class Lamar:
     def edit(self, exp_id: str, *, precondition: str | None = None, action: str | None = None,
              rationale: str | None = None, scope: Mapping[str, str] | None = None,
              evidence: str = "restart", reason: str = "edited by hand") -> Experience:
-        """Store a new version of a lesson under the same id; returns it.
-
-        The id keeps its audit trail, counts and past evidence; `provenance["version"]` counts the versions.
-        The texts pass `add`'s gate. The evidence restarts (a new treatment) unless `evidence="keep"` (`lamar.edit`).
+        """Store a new version of a lesson under the same id; returns it. The id keeps its audit trail, counts
+        and past evidence; `provenance["version"]` counts the versions. The texts pass `add`'s gate. The
+        evidence restarts (a new treatment) unless `evidence="keep"` (`lamar.edit`).
 
         Args:
             exp_id: the lesson to edit (not retired: `revive` it first).
@@ -186,9 +182,8 @@ class Lamar:
         """Remove a lesson's text from the store, keeping what its evidence and every verdict rest on.
 
         Its texts and scope values become "[erased]" in every stored event and checkpoint, and it retires for good
-        (with `contexts`, the contexts of the episodes it was eligible in become {} too). Ids, coins
-        and rewards stay, so every verdict is what it was; the `erase` event records who, when and
-        why, never the text (docs/cli.md, "Erasing a lesson").
+        (with `contexts`, the contexts of the episodes it was eligible in become {} too). Ids, coins and rewards
+        stay, so every verdict is what it was; the `erase` event records who, when and why, never the text.
 
         Args:
             exp_id: the lesson to erase.
@@ -251,12 +246,10 @@ class Lamar:
                 candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:
         """What `recall(context)` would choose now, and why, without logging an episode.
 
-        Every eligible lesson: whether one draw wants it (as a recall's), the share of `draws`
-        draws that do, its estimate here, its evidence coin, its verdict and bounds. The draws
-        use a random source of their own (seeded with `seed`), so a preview writes nothing and
-        never changes what the next recall does. `context`, `k` and `candidates` are as for
-        `recall` and refused as there; a bad `draws` is an InvalidArgument.
-        """
+        Every eligible lesson: whether one draw wants it (as a recall's), the share of `draws` draws that do, its
+        estimate here, its evidence coin, its verdict and bounds. The draws use a random source of their own
+        (seeded with `seed`), so a preview writes nothing and never changes what the next recall does. `context`,
+        `k` and `candidates` are as for `recall` and refused as there; a bad `draws` is an InvalidArgument."""
         from lamar.preview import preview
 
         ctx = check_context(context)
@@ -276,8 +269,8 @@ class Lamar:
     def report(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """Record what happened after an episode: a Signal, its name, or a reward in [-1, 1] ("-0.5" too).
 
-        A default outcome or an expiry that the pending policy (or `expire`) recorded only
-        stands in for the report: a late report replaces it without `replace=True`.
+        A default outcome or an expiry that the pending policy (or `expire`) recorded stands in for the report
+        only: a late report replaces it without `replace=True`.
 
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
@@ -312,21 +305,16 @@ class Lamar:
     def settle_pending(self, *, now: float | None = None) -> list[str]:
         """Apply the `pending_after` policy now, as recall does (docs/langgraph.md, "Pending episodes").
 
-        Every episode pending `pending_after` seconds or more gets `pending_outcome` as a default
-        outcome (None: expired), an outcome event that a late report still replaces.
-
-        Returns:
-            The ids of the episodes this call settled.
-        """
+        Every episode pending `pending_after` seconds or more gets `pending_outcome` as a default outcome (None:
+        expired), an outcome event that a late report still replaces. Returns the ids of those it settled."""
         arguments.seconds(now, "now")
         with self._lock:
             self._log.sync()
             return settle(self._log, now)
 
     def expire(self, episode_id: str, reason: str = "expired by hand") -> bool:
-        """Record that an episode will get no outcome (its run failed, say): an outcome event
-        with no reward, so it stops being pending and teaches nothing. A late report still
-        replaces it. Returns False when the episode already had an outcome.
+        """Record that an episode will get no outcome (its run failed, say): an outcome event with no reward, so
+        it stops being pending and teaches nothing. A late report still replaces it. False when it had an outcome.
 
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
@@ -374,6 +362,28 @@ class Lamar:
                 self.checkpoint()  # the log shrinks too, not only the cache
             return result
 
+    def reject(self, report: SleepReport, only: Iterable[str]) -> list[str]:
+        """Remember a person's no to these proposals: sleep leaves each out until what it rests on changes
+        (docs/sleep.md, "Rejected proposals"). Returns the ids recorded now (not those held already)."""
+        from lamar.sleep.rejected import reject
+
+        with self._lock:
+            return reject(self._view(), arguments.sleep_report(report), arguments.proposal_ids(only) or [])
+
+    def rejections(self) -> list[Rejection]:
+        """The rejections in force, oldest first."""
+        from lamar.sleep.rejected import described, in_force
+
+        with self._lock:
+            return described(view := self._view(), in_force(view))
+
+    def unreject(self, proposal_id: str) -> list[Rejection]:
+        """Forget the rejections of `proposal_id` (sleep may ask again); those undone, [] when none was in force."""
+        from lamar.sleep.rejected import unreject
+
+        with self._lock:
+            return unreject(self._view(), arguments.proposal_id(proposal_id))
+
     def would_skip(self, report: SleepReport) -> dict[str, str]:
         """What `apply` would skip now, and why (applied already, stale, refused), by id; writes nothing."""
         from lamar.sleep import would_skip
@@ -390,26 +400,18 @@ class Lamar:
 
     def whatif(self, policy: Any = None, since: float | None = None,
                scope: Mapping[str, str] | None = None) -> WhatIfReport:
-        """Estimate what other policies (no memory, without a lesson, proven lessons only, another
-        holdout or k) would have got over the logged episodes, from their logged propensities.
-        See `lamar.whatif.whatif` for the arguments and docs/whatif.md for the assumptions."""
+        """Estimate what other policies (no memory, without a lesson, proven lessons only, another holdout or k)
+        would have got over the logged episodes, from their logged propensities (`lamar.whatif.whatif`)."""
         from lamar.whatif import whatif
 
         return whatif(self, policy, since=since, scope=scope)
 
     def checkpoint(self) -> bool:
-        """Replace the stored log, up to the last event folded, by one snapshot of this state.
-
-        Applying a compact proposal calls this; other writers go on. Outcomes folded into a
-        checkpoint are final: `report(..., replace=True)` refuses them (docs/sleep.md).
-
-        Returns:
-            False when another process had already checkpointed this far, or erased a lesson after
-            the events this engine folded (nothing changed).
-
-        Raises:
-            StoreError: the store cannot rewrite its log (it has no `rewrite` method).
-        """
+        """Replace the stored log, up to the last event folded, by one snapshot of this state; applying a
+        compact proposal calls this, other writers go on, and the outcomes folded into it are final:
+        `report(..., replace=True)` refuses them (docs/sleep.md). False when another process had checkpointed
+        this far, or erased a lesson after the events this engine folded (nothing changed); StoreError when
+        the store cannot rewrite its log (it has no `rewrite` method)."""
         store = rewritable(self.store)
         # In the fold mode no write may commit below the snapshot's seq once it is folded.
         with self._lock:
@@ -421,10 +423,8 @@ class Lamar:
             self._holder.rebuild()
 
     def stats(self) -> dict[str, Any]:
-        """Counts of lessons, episodes and reports, by status and verdict.
-
-        `events` is the seq of the last event folded: the log's length, except in PostgreSQL's
-        fold mode (docs/postgres.md)."""
+        """Counts of lessons, episodes and reports, by status and verdict; `events` is the seq of the last event
+        folded: the log's length, except in PostgreSQL's fold mode (docs/postgres.md)."""
         from lamar.state.summary import summary
 
         with self._lock:

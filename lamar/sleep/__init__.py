@@ -32,6 +32,7 @@ from lamar.sleep.proposals import (
     already_applied,
     skip_code,
 )
+from lamar.sleep.rejected import without_rejected
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
 from lamar.store import Event
@@ -46,7 +47,7 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
               max_prompt_tokens: int = MAX_PROMPT_TOKENS,
               max_tokens: int = 2048, min_support: int = 2,
               model_timeout: float | None = DEFAULT_TIMEOUT, max_model_calls: int | None = None,
-              include_applied: bool = False) -> SleepReport:
+              include_applied: bool = False, include_rejected: bool = False) -> SleepReport:
     """Look at the store (and traces, with a model) and propose; write nothing.
 
     Args:
@@ -67,6 +68,8 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         include_applied: list too the proposals the store holds as applied (a contradiction acknowledged
             on an earlier night is found again, by the same id, for as long as both lessons stand); by
             default they are left out and `report.summary["already_applied"]` lists their ids.
+        include_rejected: list too the proposals a person rejected, while what they rest on is unchanged
+            (`lamar.sleep.rejected`); by default they are left out and `report.summary["rejected"]` lists their ids.
 
     Raises:
         InvalidArgument: an option of the wrong type or out of range.
@@ -75,8 +78,9 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
                         keep_unreported=keep_unreported, max_prompt_tokens=max_prompt_tokens,
                         max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout,
                         max_model_calls=max_model_calls, model=model)
-    if not isinstance(include_applied, bool):
-        raise InvalidArgument(f"include_applied must be True or False; got {include_applied!r}")
+    for name, flag in (("include_applied", include_applied), ("include_rejected", include_rejected)):
+        if not isinstance(flag, bool):
+            raise InvalidArgument(f"{name} must be True or False; got {flag!r}")
     made_at = lam.position
     proposals = consolidate(lam, similarity=similarity)
     narrow = propose_narrowing(lam)
@@ -102,6 +106,7 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         summary["mining"] = figures
     report = SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
     report = report if include_applied else _left_to_decide(lam, report)
+    report = report if include_rejected else without_rejected(lam, report)
     keep_sleep(lam.store.location, report)  # for `lamar stats`, however the sleep was called
     return report
 

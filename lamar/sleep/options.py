@@ -23,6 +23,7 @@ class SleepOptions(TypedDict, total=False):
     model_timeout: float | None
     max_model_calls: int | None
     include_applied: bool
+    include_rejected: bool
 
 
 SLEEP_OPTIONS = tuple(SleepOptions.__annotations__)

@@ -49,6 +49,9 @@ class SleepView(Protocol):
 
     def applied(self, proposal_id: str) -> bool: ...
 
+    def applied_ids(self) -> frozenset[str]:
+        """Every proposal id the store holds as applied (rejection records among them: lamar.sleep.rejected)."""
+
     def active_count(self) -> int:
         """Lessons not retired (the count the verdicts' multiplicity is taken over)."""
 

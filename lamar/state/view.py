@@ -78,6 +78,9 @@ class StateView:
     def applied(self, proposal_id: str) -> bool:
         return proposal_id in self._log.cache.applied
 
+    def applied_ids(self) -> frozenset[str]:
+        return frozenset(self._log.cache.applied)
+
     def active_count(self) -> int:
         return self._log.cache.n_active
 

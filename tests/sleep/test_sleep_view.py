@@ -55,7 +55,10 @@ class FakeView:
         return 0
 
     def applied(self, proposal_id: str) -> bool:
-        return any(e.kind == "applied" and e.data["proposal"] == proposal_id for e in self.written)
+        return proposal_id in self.applied_ids()
+
+    def applied_ids(self) -> frozenset[str]:
+        return frozenset(e.data["proposal"] for e in self.written if e.kind == "applied")
 
     def active_count(self) -> int:
         return len(self.states)

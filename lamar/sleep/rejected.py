@@ -1,0 +1,218 @@
+"""Rejected proposals: a person's no, kept in the store as an applied record, so that sleep asks
+again only once what the proposal rests on has changed (docs/sleep.md, "Rejected proposals")."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from lamar._errors import EventConflict, InvalidReport, LamarError, UnknownProposal, echoed
+from lamar.sleep.proposals import Proposal, SleepReport
+from lamar.store import Event
+
+if TYPE_CHECKING:
+    from lamar.sleep.view import SleepView
+
+PREFIX, UNDONE = "reject:", "unreject:"
+# Kinds whose verdict rests on the lesson's randomized evidence: more of it, or a restart, is news.
+_ON_EVIDENCE = frozenset({"retire", "promote", "narrow"})
+# The ids sleep makes ("retire_0a1b..."): a record id holds one between colons, so no colon, no space.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.-]{1,200}")
+_RECORD = re.compile(r"(?P<subject>[A-Za-z0-9_.-]{1,200}):(?P<count>\d{1,18}|-):(?P<state>[0-9a-f]{8}|-):"
+                     r"(?P<n>\d{1,9})")
+_SHOWN_REASON = 300  # characters of the rejected proposal's reason kept beside the record
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejection:
+    """One rejection the store holds, in force until undone or until what it rests on changes.
+
+    Attributes:
+        id: the record's id, the `proposal` of its applied event (`reject:...`).
+        proposal: the rejected proposal's id; "compact" for a compaction, which folds other episodes each night.
+        count: what the proposal rested on when rejected: randomized episodes (retire, promote, narrow),
+            sessions (a mined candidate) or episodes to fold (compact); None for a merge or a contradiction,
+            which rest on their lessons' texts.
+        state: a digest of the named lessons' versions (and, for the kinds judged on evidence, their
+            evidence restarts) when rejected; "-" when it names none.
+        kind, lessons, reason, time: what the person saw, kept beside the record ("" and () once a
+            compaction folded its event into a checkpoint).
+    """
+
+    id: str
+    proposal: str
+    count: int | None
+    state: str
+    kind: str = ""
+    lessons: tuple[str, ...] = ()
+    reason: str = ""
+    time: float | None = None
+
+    def holds_for(self, proposal: Proposal) -> bool:
+        """Whether this rejection covers `proposal` as sleep makes it now."""
+        if subject(proposal) != self.proposal or state(proposal) != self.state:
+            return False  # another change, or a lesson it names was edited, merged into or restarted
+        now = count(proposal)
+        return self.count is None or now is None or now < 2 * max(self.count, 1)
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self) | {"lessons": list(self.lessons)}
+
+
+def subject(proposal: Proposal) -> str:
+    return "compact" if proposal.kind == "compact" else proposal.id
+
+
+def count(proposal: Proposal) -> int | None:
+    """What the proposal's verdict rests on, as `Rejection.count` says; None when only its lessons' texts."""
+    if proposal.kind == "compact":
+        episodes = proposal.payload.get("episodes")
+        return len(episodes) if isinstance(episodes, list) else 0
+    if proposal.kind == "candidate":
+        ev = next(iter(proposal.evidence.values()), {})
+        return _whole(ev.get("sessions", ev.get("traces")))
+    if proposal.kind in _ON_EVIDENCE:
+        return sum(_whole(ev.get("randomized")) for ev in proposal.evidence.values())
+    return None
+
+
+def state(proposal: Proposal) -> str:
+    """A digest of the named lessons as the proposal saw them: each one's version, and for the kinds judged
+    on evidence its restarts, so an edit, a merge into it or a restart of its evidence is a new question."""
+    parts = sorted([i, _whole(ev.get("version")), _whole(ev.get("restarts")) if proposal.kind in _ON_EVIDENCE else 0]
+                   for i, ev in proposal.evidence.items() if "version" in ev)
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:8] if parts else "-"
+
+
+def _whole(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _parsed(record: str) -> Rejection | None:
+    found = _RECORD.fullmatch(record[len(PREFIX):]) if record.startswith(PREFIX) else None
+    if found is None:
+        return None
+    number = found["count"]
+    return Rejection(record, found["subject"], None if number == "-" else int(number), found["state"])
+
+
+def _records(lam: SleepView) -> tuple[list[Rejection], set[str]]:
+    """Every rejection record the store holds, and the ids of those undone."""
+    held = lam.applied_ids()
+    undone = {r[len(UNDONE):] for r in held if r.startswith(UNDONE)}
+    return sorted(filter(None, map(_parsed, held)), key=lambda r: r.id), undone
+
+
+def in_force(lam: SleepView) -> list[Rejection]:
+    """The rejections not undone (each one holds for a proposal only while `holds_for` says so)."""
+    records, undone = _records(lam)
+    return [r for r in records if r.id not in undone]
+
+
+def rejected_by(proposal: Proposal, rejections: Iterable[Rejection]) -> Rejection | None:
+    """The rejection that keeps `proposal` out of a report, or None."""
+    return next((r for r in rejections if r.holds_for(proposal)), None)
+
+
+def without_rejected(lam: SleepView, report: SleepReport) -> SleepReport:
+    """The report without the proposals a rejection in force covers; their ids go in its summary's
+    "rejected" (None: the store could not say, and every proposal is listed)."""
+    import logging
+
+    try:
+        rejections = in_force(lam)
+    except LamarError as exc:  # leaving them out is a courtesy: it must not cost a report whose mining cost calls
+        logging.getLogger(__name__).warning("Lamar's sleep lists every proposal, rejected or not: %s", exc)
+        return dataclasses.replace(report, summary={**report.summary, "rejected": None})
+    out = [p.id for p in report.proposals if rejected_by(p, rejections)]
+    return dataclasses.replace(report, proposals=[p for p in report.proposals if p.id not in out],
+                               summary={**report.summary, "rejected": out})
+
+
+def reject(lam: SleepView, report: SleepReport, only: Sequence[str]) -> list[str]:
+    """Record the person's no to the proposals `only` names; the ids of those recorded now (one the
+    store holds as applied, or as rejected already on the same grounds, is left as it is).
+
+    Raises:
+        UnknownProposal: an id the report does not hold.
+        InvalidReport: a proposal id sleep would not make (edited by hand): it cannot name a record.
+    """
+    from lamar.safety.secrets import scrub
+
+    by_id = {p.id: p for p in report.proposals}
+    missing = [pid for pid in only if pid not in by_id]
+    if missing:
+        raise UnknownProposal(f"the report has no proposal {echoed(missing[0])}")
+    done: list[str] = []
+    for pid in dict.fromkeys(only):
+        proposal = by_id[pid]
+        if not _PLAIN_ID.fullmatch(pid):
+            raise InvalidReport(f"proposal id {echoed(pid)} is not one sleep makes (it was edited): run sleep "
+                                "again, and reject the proposal of the new report")
+        lam.sync()
+        records, undone = _records(lam)
+        if lam.applied(pid) or rejected_by(proposal, (r for r in records if r.id not in undone)):
+            continue
+        grounds = f"{PREFIX}{subject(proposal)}:{_shown(count(proposal))}:{state(proposal)}:"
+        number = 1 + sum(1 for r in records if r.id.startswith(grounds))  # undone on these grounds before
+        record = f"{grounds}{number}"
+        data = {"proposal": record, "kind": "reject", "rejects": pid, "of": proposal.kind,
+                "lessons": list(proposal.experience_ids), "reason": scrub(proposal.reason)[0][:_SHOWN_REASON]}
+        try:
+            lam.append([Event("applied", data, key=f"proposal:{record}")])
+        except EventConflict:  # another reviewer said the same no at the same time
+            continue
+        done.append(pid)
+    lam.sync()
+    return done
+
+
+def _shown(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def unreject(lam: SleepView, proposal_id: str) -> list[Rejection]:
+    """Undo the rejections in force of `proposal_id` (a rejected proposal's id, "compact" or one
+    starting "compact_" for compactions, or a record's id); those undone, none when none was in force."""
+    lam.sync()
+    name = "compact" if proposal_id.startswith("compact_") else proposal_id
+    undo = described(lam, [r for r in in_force(lam) if name in (r.proposal, r.id)])
+    for rejection in undo:
+        try:
+            lam.append([Event("applied", {"proposal": UNDONE + rejection.id, "kind": "unreject"},
+                              key=f"proposal:{UNDONE}{rejection.id}")])
+        except EventConflict:  # another writer undid it at the same time
+            pass
+    lam.sync()
+    return undo
+
+
+def described(lam: SleepView, rejections: Sequence[Rejection]) -> list[Rejection]:
+    """The rejections with what the person saw, read from their events (a record folded into a
+    checkpoint by a compaction keeps its grounds, and shows only its id)."""
+    from lamar.store.base import KeyedStore
+
+    keys = [f"proposal:{r.id}" for r in rejections]
+    store = lam.store
+    events = store.lookup(keys) if isinstance(store, KeyedStore) else [
+        e for e in store.read() if e.key in set(keys)]
+    seen = {e.data.get("proposal"): e for e in events if e.kind == "applied"}
+    out = []
+    for r in rejections:
+        event = seen.get(r.id)
+        if event is None:
+            out.append(r)
+            continue
+        lessons = event.data.get("lessons")
+        out.append(dataclasses.replace(
+            r, kind=str(event.data.get("of", "")), reason=str(event.data.get("reason", "")), time=event.time,
+            lessons=tuple(map(str, lessons)) if isinstance(lessons, list) else ()))
+    return sorted(out, key=lambda r: (r.time is None, r.time or 0.0, r.id))
+
+
+__all__ = ["PREFIX", "UNDONE", "Rejection", "count", "described", "in_force", "reject", "rejected_by", "state",
+           "subject", "unreject", "without_rejected"]
