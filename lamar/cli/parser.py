@@ -29,6 +29,7 @@ cmd_recall = _later("lamar.cli.recall", "cmd_recall")
 cmd_export, cmd_import = (_later("lamar.cli.move", n) for n in ("cmd_export", "cmd_import"))
 cmd_ls, cmd_stats = (_later("lamar.cli.observe", n) for n in ("cmd_ls", "cmd_stats"))
 cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd_apply", "cmd_review", "cmd_sleep"))
+cmd_rejections = _later("lamar.cli.rejections", "cmd_rejections")
 cmd_search = _later("lamar.cli.search", "cmd_search")
 cmd_show = _later("lamar.cli.show", "cmd_show")
 cmd_ui = _later("lamar.cli.ui", "cmd_ui")
@@ -285,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--only", nargs="+", metavar="ID", action="extend", help="apply just these proposals")
     apply.add_argument("--confirm-warned", action="store_true",
                        help="apply a warned candidate too (one whose lesson would have the agent do harm)")
+
+    rejections = command("rejections", "the proposals a person rejected, which sleep leaves out until what they "
+                         "rest on changes", cmd_rejections, json=True)
+    rejections.add_argument("--undo", metavar="PROPOSAL",
+                            help="forget the rejection of this proposal id (compact: of compactions), so sleep may "
+                            "propose it again")
 
     export = command("export", "copy every event of the store into another store (any backend)", cmd_export,
                      json=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import InvalidArgument, LamarError, ModelError, StoreError, echoed
 from lamar.cli.mined import dropped_lines, support_line
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
+from lamar.cli.rejections import remember
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
 from lamar.cli.warned import held_lines, hold_warned
@@ -254,6 +255,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print("\n".join(dropped_lines(dropped)))
     if done:  # counted, so that nothing is left out unsaid
         print(f"{plural(len(done), 'proposal')} already applied, not listed")
+    if rejected := report.summary.get("rejected"):
+        print(f"{plural(len(rejected), 'rejected proposal')} left out (lamar rejections lists them)")
     if args.out is not None and not listed and done:  # review would only name them as applied
         print(f"saved to {args.out}; nothing to review or apply: every proposal is already applied")
     elif args.out is not None and not listed:  # review and apply would only say there is nothing to do
@@ -268,12 +271,9 @@ def cmd_sleep(args: argparse.Namespace) -> int:
 
 
 def _applied_now(lam: Lamar, report: SleepReport) -> list[str] | None:
-    """The report's proposals the store holds as applied (None: the store could not say).
-
-    Sleep proposes an acknowledged contradiction again every night, by the same id: the store holds
-    it as applied, so the person reading the list has nothing left to decide about it. Which those
-    are is a courtesy, as in `lamar review`: a store that fails to say must not cost the report, whose
-    mining may have cost model calls."""
+    """The report's proposals the store holds as applied (None: the store could not say). Sleep proposes an
+    acknowledged contradiction again every night, by the same id: nothing is left to decide about it. Which
+    those are is a courtesy, as in `lamar review`: a store that fails to say must not cost the report."""
     try:
         return already_applied(report, lam.would_skip(report))
     except LamarError as exc:
@@ -363,6 +363,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     done = already_applied(report, skips)
     pending = [p for p in pending if p.id not in done]
     answered: dict[str, str] = {}  # this review's answers, by proposal id
+    said = ""
     try:
         if lacks := report_lacks(report):
             print(lacks)
@@ -397,6 +398,8 @@ def cmd_review(args: argparse.Namespace) -> int:
             approved, rejected = ([i for i in decided if i != proposal.id] for decided in (approved, rejected))
             (approved if answer == "y" else rejected).append(proposal.id)
             answered[proposal.id] = "approved" if answer == "y" else "rejected"
+        said = remember(lam, report, [i for i, d in answered.items() if d == "rejected"],
+                        [i for i, d in answered.items() if d == "approved"])
     finally:
         if lam is not None:
             lam.close()
@@ -413,7 +416,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     settled = sum(1 for pid in done if pid not in decided)
     applied = f", {settled} already applied" if settled else ""
     print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided{applied}; "
-          f"saved in {args.report}. Next: lamar apply {args.report}")
+          f"saved in {args.report}. Next: lamar apply {args.report}" + (f"\n{said}" if said else ""))
     return 0
 
 
@@ -460,15 +463,16 @@ def cmd_apply(args: argparse.Namespace) -> int:
         rejected = set(data.get("rejected", []))
         only = list(data["approved"]) if "approved" in data else [p.id for p in report.proposals
                                                                     if p.id not in rejected]
-        if not only:
-            print(f"no proposal in {args.report} was approved; nothing applied")
-            return 0
-    lam = open_engine(args)
+    lam = open_engine(args) if only or only is None or data.get("rejected") else None
     try:
+        said = remember(lam, report, [] if args.only else data.get("rejected", []))  # the noes, as the yeses
+        if lam is None or not only and only is not None:
+            print(f"no proposal in {args.report} was approved; nothing applied" + (f"\n{said}" if said else ""))
+            return 0
         only, held = hold_warned(lam, report, only, args.confirm_warned)
         result = lam.apply(report, only=only)
     finally:
-        lam.close()
+        lam.close() if lam is not None else None
     if args.json:
         dump_json({"applied": result.applied,
                    "skipped": [{"id": i, "reason": r, "code": result.codes[i]} for i, r in result.skipped],
@@ -481,6 +485,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
         for pid, reason in result.skipped:
             print(f"  skipped  {printed_id(pid)}: {printed_reason(reason)}")
         print("\n".join(held_lines(held)), end="\n" * bool(held))
+        print(said, end="\n" * bool(said))
     # A script must see that nothing went in; a second run over applied proposals is not a failure.
     # Refused: the proposal itself is wrong. Stale: a lesson it touches changed since the report.
     refused = [pid for pid, _ in result.skipped if result.codes[pid] == "refused"]

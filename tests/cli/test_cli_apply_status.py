@@ -79,16 +79,17 @@ def test_apply_json_gives_each_skip_its_code(run_cli, tmp_path: Path) -> None:  
 
 def test_apply_never_carries_out_a_proposal_the_report_rejects(run_cli, tmp_path: Path) -> None:
     """A "rejected" list edited in by hand, without an "approved" one, still rejects: apply carries
-    out every other proposal, never that one, and leaves the store as it was."""
+    out every other proposal, never that one, and the store gains only the record of the no."""
     store = tmp_path / "lessons.db"
     data = _report(run_cli, store, tmp_path)
     (merge,) = data["proposals"]
     path = tmp_path / "report.json"
     path.write_text(json.dumps({**data, "rejected": [merge["id"]]}))
-    before = store.read_bytes()
+    before = len(Lamar(str(store)).store.read())
     done = run_cli("apply", path, "--store", store)
     assert done.returncode == 0 and "nothing applied" in done.stdout, (done.stdout, done.stderr)
-    assert store.read_bytes() == before
+    added = Lamar(str(store)).store.read(before)
+    assert [(e.kind, e.data["kind"], e.data["rejects"]) for e in added] == [("applied", "reject", merge["id"])]
     assert all(e.status.value == "active" for e in Lamar(str(store)).experiences())
 
 

@@ -1,0 +1,80 @@
+"""`lamar rejections`, and the store's record of the noes `lamar review` and `lamar apply` carry."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+
+from lamar._errors import LamarError
+from lamar.cli.render import dump_json, plural, shorten
+from lamar.cli.session import UsageError, open_engine
+from lamar.engine import Lamar
+from lamar.sleep.printed import printed_id, printed_reason
+from lamar.sleep.proposals import SleepReport
+
+_UNITS = {"retire": "randomized episodes", "promote": "randomized episodes", "narrow": "randomized episodes",
+          "candidate": "sessions", "compact": "episodes to fold"}
+
+
+def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], approved: Sequence[str] = ()) -> str:
+    """Have the store remember these noes (and forget a no now turned into a yes): what was done, in
+    words, or "" when nothing changed. A store that cannot say leaves the decisions in the report file
+    alone, and says so: `lamar apply` records them again."""
+    if lam is None or not (rejected or approved):
+        return ""
+    try:
+        held = {p.id for p in report.proposals}
+        recorded = lam.reject(report, [pid for pid in rejected if pid in held])
+        undone = [r for pid in approved for r in lam.unreject(pid)]
+    except LamarError as exc:
+        return f"(the store did not record the rejections: {exc}; `lamar apply` records them)"
+    said = []
+    if recorded:
+        said.append(f"{plural(len(recorded), 'rejection')} remembered: sleep leaves "
+                    f"{'it' if len(recorded) == 1 else 'them'} out until what it rests on changes "
+                    "(lamar rejections lists them)")
+    if undone:
+        said.append(f"{plural(len(undone), 'rejection')} undone: sleep may propose it again")
+    return "; ".join(said)
+
+
+def cmd_rejections(args: argparse.Namespace) -> int:
+    """List the rejections sleep honours, or undo one (`--undo PROPOSAL`)."""
+    lam = open_engine(args)
+    try:
+        if args.undo is not None:
+            undone = lam.unreject(args.undo)
+            if not undone:
+                raise UsageError(f"no rejection of {printed_id(args.undo)} is in force: `lamar rejections` lists "
+                                 "those that are")
+            if args.json:
+                dump_json({"undone": [r.to_dict() for r in undone]})
+            else:
+                print(f"undone: {', '.join(printed_id(r.proposal) for r in undone)}; the next sleep may propose "
+                      f"{'it' if len(undone) == 1 else 'them'} again")
+            return 0
+        held = lam.rejections()
+    finally:
+        lam.close()
+    if args.json:
+        dump_json([r.to_dict() for r in held])
+        return 0
+    if not held:
+        print("no rejection in force: sleep proposes everything it finds")
+        return 0
+    print(f"{plural(len(held), 'rejection')} in force; sleep leaves each out until what it rests on changes")
+    for r in held:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.time)) if r.time is not None else "before a checkpoint"
+        kind = r.kind or ("compact" if r.proposal == "compact" else "")
+        rests = "its lessons' texts" if r.count is None else f"{r.count} {_UNITS.get(kind, '(count)')}"
+        print(f"  {printed_id(r.proposal):<28} {kind or '?':<13} {when}  rested on {rests}")
+        if r.lessons:
+            print(f"    lessons: {', '.join(map(printed_id, r.lessons))}")
+        if r.reason:
+            print(f"    {shorten(printed_reason(r.reason), 100)}")
+    print("undo one (sleep may propose it again): lamar rejections --undo PROPOSAL")
+    return 0
+
+
+__all__ = ["cmd_rejections", "remember"]

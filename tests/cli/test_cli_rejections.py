@@ -1,0 +1,61 @@
+"""A proposal rejected in `lamar review` (or listed as rejected when `lamar apply` runs) stays out of the next
+`lamar sleep`; `lamar rejections` lists it and `--undo` brings it back. Subprocesses on a temporary HOME."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_cli_sleep import make_report as _made
+from tests.cli.test_cli_sleep import proposal_ids
+
+make_report = pytest.fixture(_made.__wrapped__)  # the sleep tests' fixture: a merge and a contradiction
+
+
+def test_a_rejection_in_review_is_left_out_by_the_next_sleep_until_undone(lamar_cli, store, make_report, tmp_path):
+    report = make_report(store)
+    chosen = proposal_ids(report)
+    out = lamar_cli("review", report, "--store", store, stdin="y\nn\n")  # approve the merge, reject the contradiction
+    assert out.returncode == 0 and "1 rejection remembered" in out.stdout, out.stdout + out.stderr
+    night = lamar_cli("sleep", "--store", store, "--out", tmp_path / "next.json")
+    assert night.returncode == 0 and "1 rejected proposal left out (lamar rejections lists them)" in night.stdout
+    saved = json.loads((tmp_path / "next.json").read_text())
+    assert [p["kind"] for p in saved["proposals"]] == ["merge"]
+    assert saved["summary"]["rejected"] == [chosen["contradiction"]]
+    listed = lamar_cli("rejections", "--store", store)
+    assert listed.returncode == 0 and chosen["contradiction"] in listed.stdout, listed.stdout + listed.stderr
+    assert "rested on its lessons' texts" in listed.stdout
+    as_json = json.loads(lamar_cli("rejections", "--store", store, "--json").stdout)
+    assert [(r["proposal"], r["kind"]) for r in as_json] == [(chosen["contradiction"], "contradiction")]
+    undone = lamar_cli("rejections", "--store", store, "--undo", chosen["contradiction"])
+    assert undone.returncode == 0 and "the next sleep may propose it again" in undone.stdout, undone.stderr
+    again = lamar_cli("sleep", "--store", store, "--out", tmp_path / "after.json")
+    assert sorted(proposal_ids(tmp_path / "after.json")) == ["contradiction", "merge"], again.stdout
+    missing = lamar_cli("rejections", "--store", store, "--undo", chosen["contradiction"])
+    assert missing.returncode == 1 and "no rejection of" in missing.stderr
+
+
+def test_apply_records_the_rejections_a_report_holds_even_with_nothing_approved(lamar_cli, json_store, make_report,
+                                                                               tmp_path):
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    data = json.loads(report.read_text())
+    data["approved"], data["rejected"] = [], [chosen["contradiction"], chosen["merge"]]  # by hand, or by a script
+    report.write_text(json.dumps(data))
+    out = lamar_cli("apply", report, "--store", json_store)
+    assert out.returncode == 0 and "nothing applied" in out.stdout and "2 rejections remembered" in out.stdout
+    night = lamar_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json", "--json")
+    assert json.loads(night.stdout)["proposals"] == [], night.stdout
+    assert lamar_cli("apply", report, "--store", json_store).stdout.strip().endswith("nothing applied")
+
+
+def test_review_again_turning_a_no_into_a_yes_undoes_the_rejection(lamar_cli, json_store, make_report, tmp_path):
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    lamar_cli("review", report, "--store", json_store, stdin="y\nn\n")
+    out = lamar_cli("review", report, "--store", json_store, "--again", stdin="y\ny\n")
+    assert out.returncode == 0 and "1 rejection undone" in out.stdout, out.stdout + out.stderr
+    assert json.loads(lamar_cli("rejections", "--store", json_store, "--json").stdout) == []
+    lamar_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json")
+    assert proposal_ids(tmp_path / "next.json")["contradiction"] == chosen["contradiction"]
