@@ -187,7 +187,7 @@ class SleepReview:
             data[other] = [i for i in data.get(other, []) if i != pid]
             data["reviewed"] = time.time()
             save_report(str(self.report_path), data)  # the same record `lamar review` writes
-            return f"{printed_id(pid)} {decision}"
+            return f"{printed_id(pid)} {decision}" + _remembered(self._writer(), data, pid, decision)
 
         def held() -> str:
             # Read and written under the report's lock: a review saving meanwhile would otherwise drop
@@ -256,7 +256,22 @@ def _made_message(lam: Lamar, report: SleepReport) -> str:
         return f"sleep made {plural(len(report.proposals), 'proposal')} at {at}, applied or not (the store " \
                f"could not say: {exc})"
     made = f"sleep made {plural(len(report.proposals) - len(done), 'proposal')} at {at}"
-    return f"{made}; {plural(len(done), 'proposal')} already applied, not listed" if done else made
+    made += f"; {plural(len(done), 'proposal')} already applied, not listed" if done else ""
+    rejected = report.summary.get("rejected")
+    return f"{made}; {plural(len(rejected), 'rejected proposal')} left out" if rejected else made
+
+
+def _remembered(lam: Lamar, data: dict[str, Any], pid: str, decision: str) -> str:
+    """Have the store remember a no (and forget it on a yes), as `lamar review` does, so the next Run sleep
+    leaves the proposal out; a store that cannot say costs the decision nothing: the report holds it, and
+    `lamar apply` records it."""
+    try:
+        if decision == "rejected":
+            done = lam.reject(SleepReport.from_dict(data), [pid])
+            return "; sleep leaves it out until what it rests on changes" if done else ""
+        return "; its rejection undone" if lam.unreject(pid) else ""
+    except LamarError as exc:
+        return f" (the store did not record it: {_said(exc)})"
 
 
 def _said(exc: Exception) -> str:
