@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from lamar._errors import EventConflict, InvalidReport, LamarError, UnknownProposal, echoed
@@ -24,6 +24,7 @@ _ON_EVIDENCE = frozenset({"retire", "promote", "narrow"})
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 _RECORD = re.compile(r"(?P<subject>[A-Za-z0-9_.-]{1,200}):(?P<count>\d{1,18}|-):(?P<state>[0-9a-f]{8}|-):"
                      r"(?P<n>\d{1,9})")
+Absorbed = Callable[[str], int]
 _SHOWN_REASON = 300  # characters of the rejected proposal's reason kept beside the record
 
 
@@ -52,9 +53,9 @@ class Rejection:
     reason: str = ""
     time: float | None = None
 
-    def holds_for(self, proposal: Proposal) -> bool:
-        """Whether this rejection covers `proposal` as sleep makes it now."""
-        if subject(proposal) != self.proposal or state(proposal) != self.state:
+    def holds_for(self, proposal: Proposal, absorbed: Absorbed = lambda _id: 0) -> bool:
+        """Whether this rejection covers `proposal` as sleep makes it now (`absorbed`: `absorbed_in(lam)`)."""
+        if subject(proposal) != self.proposal or state(proposal, absorbed) != self.state:
             return False  # another change, or a lesson it names was edited, merged into or restarted
         now = count(proposal)
         return self.count is None or now is None or now < 2 * max(self.count, 1)
@@ -80,12 +81,23 @@ def count(proposal: Proposal) -> int | None:
     return None
 
 
-def state(proposal: Proposal) -> str:
-    """A digest of the named lessons as the proposal saw them: each one's version, and for the kinds judged
-    on evidence its restarts, so an edit, a merge into it or a restart of its evidence is a new question."""
-    parts = sorted([i, _whole(ev.get("version")), _whole(ev.get("restarts")) if proposal.kind in _ON_EVIDENCE else 0]
+def state(proposal: Proposal, absorbed: Absorbed = lambda _id: 0) -> str:
+    """A digest of the named lessons as the proposal saw them: each one's version, how many lessons were merged
+    into it (`absorbed`), and for the kinds judged on evidence its restarts, so an edit, a merge into it or a
+    restart of its evidence is a new question."""
+    on_evidence = proposal.kind in _ON_EVIDENCE
+    parts = sorted([i, _whole(ev.get("version")), _whole(ev.get("restarts")) if on_evidence else 0, absorbed(i)]
                    for i, ev in proposal.evidence.items() if "version" in ev)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:8] if parts else "-"
+
+
+def absorbed_in(lam: SleepView) -> Absorbed:
+    """How many lessons the store merged into each lesson, by id (0 for one it does not hold)."""
+    def absorbed(exp_id: str) -> int:
+        held = lam.lesson(exp_id)
+        merged = held.experience.provenance.get("merged_from") if held is not None else None
+        return len(merged) if isinstance(merged, list) else 0
+    return absorbed
 
 
 def _whole(value: object) -> int:
@@ -113,9 +125,9 @@ def in_force(lam: SleepView) -> list[Rejection]:
     return [r for r in records if r.id not in undone]
 
 
-def rejected_by(proposal: Proposal, rejections: Iterable[Rejection]) -> Rejection | None:
+def rejected_by(proposal: Proposal, rejections: Iterable[Rejection], absorbed: Absorbed) -> Rejection | None:
     """The rejection that keeps `proposal` out of a report, or None."""
-    return next((r for r in rejections if r.holds_for(proposal)), None)
+    return next((r for r in rejections if r.holds_for(proposal, absorbed)), None)
 
 
 def without_rejected(lam: SleepView, report: SleepReport) -> SleepReport:
@@ -128,7 +140,8 @@ def without_rejected(lam: SleepView, report: SleepReport) -> SleepReport:
     except LamarError as exc:  # leaving them out is a courtesy: it must not cost a report whose mining cost calls
         logging.getLogger(__name__).warning("Lamar's sleep lists every proposal, rejected or not: %s", exc)
         return dataclasses.replace(report, summary={**report.summary, "rejected": None})
-    out = [p.id for p in report.proposals if rejected_by(p, rejections)]
+    absorbed = absorbed_in(lam)
+    out = [p.id for p in report.proposals if rejected_by(p, rejections, absorbed)]
     return dataclasses.replace(report, proposals=[p for p in report.proposals if p.id not in out],
                                summary={**report.summary, "rejected": out})
 
@@ -155,9 +168,10 @@ def reject(lam: SleepView, report: SleepReport, only: Sequence[str]) -> list[str
                                 "again, and reject the proposal of the new report")
         lam.sync()
         records, undone = _records(lam)
-        if lam.applied(pid) or rejected_by(proposal, (r for r in records if r.id not in undone)):
+        absorbed = absorbed_in(lam)
+        if lam.applied(pid) or rejected_by(proposal, (r for r in records if r.id not in undone), absorbed):
             continue
-        grounds = f"{PREFIX}{subject(proposal)}:{_shown(count(proposal))}:{state(proposal)}:"
+        grounds = f"{PREFIX}{subject(proposal)}:{_shown(count(proposal))}:{state(proposal, absorbed)}:"
         number = 1 + sum(1 for r in records if r.id.startswith(grounds))  # undone on these grounds before
         record = f"{grounds}{number}"
         data = {"proposal": record, "kind": "reject", "rejects": pid, "of": proposal.kind,
@@ -214,5 +228,5 @@ def described(lam: SleepView, rejections: Sequence[Rejection]) -> list[Rejection
     return sorted(out, key=lambda r: (r.time is None, r.time or 0.0, r.id))
 
 
-__all__ = ["PREFIX", "UNDONE", "Rejection", "count", "described", "in_force", "reject", "rejected_by", "state",
-           "subject", "unreject", "without_rejected"]
+__all__ = ["PREFIX", "UNDONE", "Absorbed", "Rejection", "absorbed_in", "count", "described", "in_force", "reject",
+           "rejected_by", "state", "subject", "unreject", "without_rejected"]

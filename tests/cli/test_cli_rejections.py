@@ -47,6 +47,9 @@ def test_apply_records_the_rejections_a_report_holds_even_with_nothing_approved(
     assert out.returncode == 0 and "nothing applied" in out.stdout and "2 rejections remembered" in out.stdout
     night = lamar_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json", "--json")
     assert json.loads(night.stdout)["proposals"] == [], night.stdout
+    plain = lamar_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json", "--force")
+    assert "2 rejected proposals left out" in plain.stdout, plain.stdout + plain.stderr
+    assert "nothing to review or apply: every proposal is rejected before" in plain.stdout, plain.stdout
     assert lamar_cli("apply", report, "--store", json_store).stdout.strip().endswith("nothing applied")
 
 

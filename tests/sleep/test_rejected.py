@@ -69,6 +69,19 @@ def test_a_rejected_contradiction_comes_back_when_a_lesson_it_names_is_edited() 
     assert back.id == contradiction.id
 
 
+def test_a_rejected_contradiction_comes_back_when_a_lesson_it_names_absorbs_a_duplicate() -> None:
+    lam = Lamar(seed=0)
+    _twins(lam)
+    (contradiction,) = lam.sleep().proposals
+    lam.reject(lam.sleep(), [contradiction.id])
+    lam.add(Experience("a UI test times out on CI.", "Raise the test timeout!"))  # the first one, reworded
+    report = lam.sleep()
+    assert [p.kind for p in report] == ["merge"] and report.summary["rejected"] == [contradiction.id]
+    lam.apply(report)
+    (back,) = lam.sleep().proposals
+    assert back.id == contradiction.id and lam.sleep().summary["rejected"] == []
+
+
 def test_a_rejection_is_undone_and_can_be_said_again() -> None:
     lam = Lamar(seed=0)
     _twins(lam)
