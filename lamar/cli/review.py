@@ -258,8 +258,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     if rejected := report.summary.get("rejected"):
         print(f"{plural(len(rejected), 'rejected proposal')} left out (lamar rejections lists them)")
     if args.out is not None and not listed and (done or rejected):  # review would only name them as applied
-        what = " or ".join(w for w, n in (("already applied", done), ("rejected before", rejected)) if n)
-        print(f"saved to {args.out}; nothing to review or apply: every proposal is {what}")
+        what = " or ".join(w for w, n in (("is already applied", done), ("was rejected", rejected)) if n)
+        print(f"saved to {args.out}; nothing to review or apply: every proposal {what}")
     elif args.out is not None and not listed:  # review and apply would only say there is nothing to do
         print(f"saved to {args.out}; nothing to review or apply: no lesson has the evidence or the twin a "
               "proposal needs yet (run sleep again as outcomes come in)")

@@ -49,7 +49,7 @@ def test_apply_records_the_rejections_a_report_holds_even_with_nothing_approved(
     assert json.loads(night.stdout)["proposals"] == [], night.stdout
     plain = lamar_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json", "--force")
     assert "2 rejected proposals left out" in plain.stdout, plain.stdout + plain.stderr
-    assert "nothing to review or apply: every proposal is rejected before" in plain.stdout, plain.stdout
+    assert "nothing to review or apply: every proposal was rejected" in plain.stdout, plain.stdout
     assert lamar_cli("apply", report, "--store", json_store).stdout.strip().endswith("nothing applied")
 
 
