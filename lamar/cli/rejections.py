@@ -21,8 +21,10 @@ def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], ap
     """Have the store remember these noes (and forget a no now turned into a yes): what was done, in
     words, or "" when nothing changed. A store that cannot say leaves the decisions in the report file
     alone, and says so: `lamar apply` records them again."""
-    if lam is None or not (rejected or approved):
+    if not (rejected or approved):
         return ""
+    if lam is None:  # the store could not be opened: the report file holds the decisions
+        return "(the store did not record the rejections: it was unavailable; `lamar apply` records them)"
     try:
         held = {p.id for p in report.proposals}
         recorded = lam.reject(report, [pid for pid in rejected if pid in held])

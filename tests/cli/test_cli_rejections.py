@@ -62,3 +62,13 @@ def test_review_again_turning_a_no_into_a_yes_undoes_the_rejection(lamar_cli, js
     assert json.loads(lamar_cli("rejections", "--store", json_store, "--json").stdout) == []
     lamar_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json")
     assert proposal_ids(tmp_path / "next.json")["contradiction"] == chosen["contradiction"]
+
+
+def test_a_review_without_its_store_keeps_the_rejection_in_the_file_and_says_so(lamar_cli, json_store, make_report,
+                                                                                tmp_path):
+    report = make_report(json_store)
+    out = lamar_cli("review", report, "--store", tmp_path / "elsewhere.json", stdin="y\nn\n")
+    assert out.returncode == 0 and "store unavailable, showing ids only" in out.stderr, out.stdout + out.stderr
+    assert "(the store did not record the rejections: it was unavailable; `lamar apply` records them)" in out.stdout
+    assert json.loads(report.read_text())["rejected"] == [proposal_ids(report)["contradiction"]]
+    assert "1 rejection remembered" in lamar_cli("apply", report, "--store", json_store).stdout
