@@ -160,12 +160,13 @@ def reject(lam: SleepView, report: SleepReport, only: Sequence[str]) -> list[str
     missing = [pid for pid in only if pid not in by_id]
     if missing:
         raise UnknownProposal(f"the report has no proposal {echoed(missing[0])}")
+    edited = [pid for pid in only if not _PLAIN_ID.fullmatch(pid)]
+    if edited:  # refused before any is recorded
+        raise InvalidReport(f"proposal id {echoed(edited[0])} is not one sleep makes (it was edited): run sleep "
+                            "again, and reject the proposal of the new report")
     done: list[str] = []
     for pid in dict.fromkeys(only):
         proposal = by_id[pid]
-        if not _PLAIN_ID.fullmatch(pid):
-            raise InvalidReport(f"proposal id {echoed(pid)} is not one sleep makes (it was edited): run sleep "
-                                "again, and reject the proposal of the new report")
         lam.sync()
         records, undone = _records(lam)
         absorbed = absorbed_in(lam)

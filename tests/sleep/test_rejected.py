@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 
@@ -107,7 +108,7 @@ def test_applying_a_rejected_proposal_is_saying_yes_to_it() -> None:
 
 
 def test_reject_refuses_what_the_report_does_not_hold() -> None:
-    from lamar import InvalidArgument, UnknownProposal
+    from lamar import InvalidArgument, InvalidReport, UnknownProposal
 
     lam = Lamar(seed=0)
     _twins(lam)
@@ -115,6 +116,12 @@ def test_reject_refuses_what_the_report_does_not_hold() -> None:
         lam.reject(lam.sleep(), ["retire_nothing"])
     with pytest.raises(InvalidArgument):
         lam.unreject("")
+    report = lam.sleep()
+    edited = dataclasses.replace(report, proposals=[*report.proposals, dataclasses.replace(
+        report.proposals[0], id="retire:0\nforged")])
+    with pytest.raises(InvalidReport, match="not one sleep makes"):
+        lam.reject(edited, [report.proposals[0].id, "retire:0\nforged"])
+    assert lam.rejections() == []  # refused whole: not even the first was recorded
 
 
 def _proposal(kind: str, evidence: dict[str, dict[str, object]], payload: dict[str, object] | None = None) -> Proposal:
