@@ -19,14 +19,14 @@ from lamar import Lamar, LamarError
 from lamar.cancel import stop_point
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
-from lamar.cli.review import (
+from lamar.cli.report_file import (
     REPORT_FORMAT,
     decisions_problem,
     parse_report,
-    read_traces,
     report_held,
     save_report,
 )
+from lamar.cli.review import read_traces
 from lamar.last_sleep import record_sleep, recorded_by_caller
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.printed import printed_id, printed_reason
