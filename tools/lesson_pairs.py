@@ -1,7 +1,7 @@
 """Counts the labelled pairs of tools/lesson_pairs.json that lamar takes for one lesson.
 
     python tools/lesson_pairs.py                      # this tree
-    python tools/lesson_pairs.py --before 240dfa4d    # and that commit's lamar/, side by side
+    python tools/lesson_pairs.py --before 228f750d    # and that commit's lamar/, side by side
 
 Two checks read a pair: sleep's merge (both lessons in a fresh in-memory store, one scope, then `sleep`;
 the pair counts when one merge names both) and the near-copy check of a proposal and of `import-rules`

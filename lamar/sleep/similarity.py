@@ -103,6 +103,14 @@ _REASON = re.compile(r"(?:\s*[,;(]\s*|\s+)because\b|\s*[,;(]\s*since\b|\s*,?\s+s
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 _CODE = re.compile(r"`([^`]+)`")
 _TOOL = re.compile(r"\b(?:with|using|via)\s+(?:the\s+|an?\s+)?([\w.+-]+)", re.IGNORECASE)
+# Words of order, repetition, amount and place: an action that says one of them and another that does not
+# are two lessons ("run the migration tests first", "run only the tests", "restart the production server").
+_QUALIFIERS = frozenset(_stem(w) for w in re.findall(r"\S+", """
+    only first last again once twice before after until unless except under over above below
+    local remote global production prod staging dev
+"""))
+_EXTRA_WORD = 0.5
+"""What one plain word more in an action weighs: "run the tests" / "run the unit tests" share 2 of 2.5 words (0.8)."""
 
 
 def what_to_do(action: str) -> str:
@@ -125,13 +133,15 @@ class _Said:
     text: str
     words: frozenset[str]
     exact: frozenset[str]
+    named: frozenset[str]  # the words of those numbers, commands and tools
 
     @classmethod
     def of(cls, text: str) -> _Said:
         words = content_words(text) - _FUNCTION
         exact = {*_NUMBER.findall(text), *(" ".join(c.split()) for c in _CODE.findall(text))}
         exact |= {_stem(tool.lower()) for tool in _TOOL.findall(text) if tool.lower() not in _STOPWORDS}
-        return cls(text, words, frozenset(exact))
+        named = {_stem(word) for name in exact for word in normalize(name).split()}
+        return cls(text, words, frozenset(exact), frozenset(named | exact))
 
     def _names_apart(self, other: _Said) -> bool:
         return any(e not in other.exact and e not in other.words for e in self.exact)
@@ -143,6 +153,22 @@ class _Said:
         if not wa and not wb:
             return 1.0 if normalize(self.text) == normalize(other.text) else 0.0
         return len(wa & wb) / len(wa | wb)
+
+    def action_overlap(self, other: _Said) -> float:
+        """`overlap` of two actions, where one plain word more on one side weighs `_EXTRA_WORD`: a short action
+        that says one word more ("run the unit tests") is the same lesson, unless that word is one of order,
+        repetition or amount, or names a tool, a number or a command the shorter one does not."""
+        if (self.words ^ other.words) & _QUALIFIERS:
+            return 0.0
+        score = self.overlap(other)
+        short, long = sorted((self, other), key=lambda said: len(said.words))
+        extra = long.words - short.words
+        if not score or len(extra) != 1 or not short.words <= long.words:
+            return score
+        # "with exponential backoff" / "with backoff": the extra word qualifies the tool both name.
+        if extra <= long.named and not (short.exact and short.exact <= long.words):
+            return score
+        return max(score, len(short.words) / (len(short.words) + _EXTRA_WORD))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,7 +189,7 @@ class LessonWords:
 
     def similarity(self, other: LessonWords) -> float:
         """`lesson_similarity` of the two lessons, without reading their words again."""
-        return min(self.said[0].overlap(other.said[0]), self.said[1].overlap(other.said[1]))
+        return min(self.said[0].overlap(other.said[0]), self.said[1].action_overlap(other.said[1]))
 
 
 __all__ = ["NEAR_DUPLICATE", "LessonWords", "content_words", "lesson_similarity", "normalize", "overlap",

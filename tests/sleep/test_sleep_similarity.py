@@ -79,3 +79,45 @@ def test_function_words_and_the_reason_do_not_count(a: tuple[str, str], b: tuple
 def test_a_tool_a_number_a_version_or_a_negation_apart_are_two_lessons(a: tuple[str, str],
                                                                        b: tuple[str, str]) -> None:
     assert lesson_similarity(*a, *b) < NEAR_DUPLICATE
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # A short action that says one word more is the same lesson: two words of three are shared, under 0.7.
+        (("you edit the payment code", "run the tests"), ("you edit the payment code", "run the unit tests")),
+        (("the build fails", "clear the cache"), ("the build fails", "clear the build cache")),
+        (("a migration fails halfway", "restore the backup"),
+         ("a migration fails halfway", "restore the latest backup")),
+        (("the linter complains about imports", "sort them with isort"),
+         ("the linter complains about imports", "sort the imports using isort")),
+        # The extra word qualifies the tool both name.
+        (("a flaky network test fails", "retry it with exponential backoff"),
+         ("a flaky network test fails", "retry it with backoff")),
+    ],
+)
+def test_an_action_one_plain_word_longer_is_the_same_lesson(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert lesson_similarity(*a, *b) >= NEAR_DUPLICATE
+    assert lesson_similarity(*b, *a) == lesson_similarity(*a, *b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (("you edit the payment code", "run the tests"), ("you edit the payment code", "run only the tests")),
+        (("you edit the payment code", "run the tests"), ("you edit the payment code", "run the tests with pytest")),
+        (("working on shop", "push to main"), ("working on shop", "never push to main")),
+        (("you edit a migration", "run the migration tests"),
+         ("you edit a migration", "run the migration tests first")),
+        (("a worker hangs", "restart the worker"), ("a worker hangs", "restart the worker again")),
+        (("a request times out", "retry it"), ("a request times out", "retry it twice")),
+        (("working on shop", "keep functions short"), ("working on shop", "keep functions under 40 lines")),
+        (("working on shop", "delete the branch"), ("working on shop", "delete the remote branch")),
+        (("the server hangs", "restart the server"), ("the server hangs", "restart the production server")),
+        # A precondition's extra word says where the lesson holds: a narrower situation is counted in full.
+        (("the build fails", "clear DerivedData"), ("the iOS build fails", "clear DerivedData")),
+    ],
+)
+def test_an_extra_word_of_order_amount_or_tool_keeps_two_lessons(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert lesson_similarity(*a, *b) < NEAR_DUPLICATE
+    assert lesson_similarity(*b, *a) < NEAR_DUPLICATE
