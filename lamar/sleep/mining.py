@@ -15,6 +15,7 @@ from lamar.experience import Experience, Scope, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
 from lamar.safety.boundary import kinds_by_lines, prompt_form
 from lamar.sleep.mining_lost import lost_message, unreadable_lesson
+from lamar.sleep.mining_pool import Pool
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
@@ -32,14 +33,6 @@ FAILED = "sleep: mining failed, no lesson was mined: %s"
 """The warning of a failed mining, for a caller that reads only the proposals (`lamar sleep` says it itself)."""
 LOST = "sleep: mining lost part of the model's output: %s"
 """The warning of a mining that could read only part of the model's output (`SleepReport.mining_lost`)."""
-
-
-@dataclasses.dataclass
-class _Pooled:
-    """One lesson as proposed (possibly by several batches), with all the traces cited for it."""
-
-    lesson: ParsedLesson
-    trace_ids: set[str]
 
 
 def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
@@ -106,7 +99,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
                             "max_model_calls (lamar sleep --max-model-calls), or mine fewer traces at a time")
         logging.getLogger(__name__).warning(FAILED, summary["error"])
         return [], dropped, summary
-    pooled: dict[tuple[object, ...], _Pooled] = {}
+    pool = Pool(similarity)
     unreadable: list[str] = []  # why each reply held no lesson list at all
     unmined: list[str] = []  # the traces of those replies' batches
     malformed: list[str] = []  # why each lesson a read reply held could not be read
@@ -140,11 +133,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         dropped += [_scrubbed_drop(d, scrub) for d in refused]
         summary["lessons_proposed"] += seen
         for lesson in lessons:
-            key = (normalize(lesson.precondition), normalize(lesson.action), tuple(sorted(lesson.scope.items())))
-            if key in pooled:
-                pooled[key].trace_ids |= set(lesson.trace_ids)  # the same lesson seen from another batch
-            else:
-                pooled[key] = _Pooled(lesson, set(lesson.trace_ids))
+            pool.add(lesson)  # a near-copy seen before, in this batch or another, adds its traces to it
 
     if batches and len(unreadable) == len(batches):
         # No reply could be read: that is the model failing, not traces with nothing to teach, and
@@ -159,7 +148,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         summary |= {"lost": lost, "unreadable_replies": len(unreadable), "unreadable_lessons": len(malformed)}
         logging.getLogger(__name__).warning(LOST, lost)
     by_id = {t.id: t for t in loaded}
-    named |= {i: scrub(i)[0] for item in pooled.values() for i in item.trace_ids if i not in named}
+    named |= {i: scrub(i)[0] for item in pool.items for i in item.trace_ids if i not in named}
     proposals: list[Proposal] = []
     # Each lesson's words are read once: a reply can hold thousands of lessons, checked pairwise
     # while sleep holds the engine.
@@ -167,10 +156,10 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     for exp in lam.experiences():
         held.setdefault(exp.scope.items_key, []).append((exp, LessonWords.of(exp.precondition, exp.action), True))
     name = _model_name(model)
-    for item in pooled.values():
-        lesson, ids = item.lesson, sorted(item.trace_ids)
-        words = LessonWords.of(lesson.precondition, lesson.action)
-        reason = _refusal(lesson, words, [by_id[i] for i in ids], held, min_support, similarity, named)
+    for item in pool.items:
+        lesson, ids, words = item.lesson, sorted(item.trace_ids), item.words
+        reason = item.refused or _refusal(lesson, words, [by_id[i] for i in ids], held, min_support, similarity,
+                                          named)
         if reason:
             drop = Dropped({**lesson.as_dict(), "trace_ids": [named[i] for i in ids]}, reason)
             dropped.append(_scrubbed_drop(drop, scrub))
@@ -186,20 +175,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
 def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
              held: Mapping[tuple[tuple[str, str], ...], Sequence[tuple[Experience, LessonWords, bool]]],
              min_support: int, similarity: float, named: Mapping[str, str]) -> str:
-    """Why the lesson cannot become a candidate, or "" when it can; `named` maps a trace's id to its id as shown."""
-    from lamar.safety.lessons import lesson_refusal
-    from lamar.safety.placeholders import REDACTED
-
-    if not lesson.precondition.strip() or not lesson.action.strip():
-        return "its precondition or its action is empty once the characters a prompt never shows are taken out"
-    unsafe = lesson_refusal(lesson.precondition, lesson.action, lesson.rationale, lesson.scope)
-    if unsafe:
-        return unsafe
-    quoted = [found.group(0) for text in (lesson.precondition, lesson.action, lesson.rationale)
-              if (found := REDACTED.search(text))]
-    if quoted:  # the model copied what the prompt showed in a credential's place
-        return (f"quotes a credential the traces had scrubbed ({quoted[0]}): an agent following it would use "
-                "the placeholder, not the credential")
+    """Why the lesson, its text accepted (`text_refusal`), cannot become a candidate, or "" when it can; `named`
+    maps a trace's id to its id as shown."""
     if len(support) < min_support:
         return (f"supported by {len(support)} distinct trace(s) ({', '.join(named[t.id] for t in support)}); "
                 f"a lesson needs at least {min_support}")

@@ -179,11 +179,21 @@ def test_duplicates_of_stored_lessons_are_dropped() -> None:
     assert len(report.of_kind("candidate")) == 1
 
 
-def test_near_duplicates_within_one_reply_keep_the_first() -> None:
-    _, report, _ = sleep_with([lesson(), lesson(action="delete the DerivedData folder before rebuilding",
-                                                trace_ids=["t3", "t4"])])
-    assert len(report.of_kind("candidate")) == 1
-    assert "duplicates another mined lesson" in report.dropped[0].reason
+def test_near_duplicates_within_one_reply_are_one_candidate_in_the_first_words() -> None:
+    again = lesson(action="delete the DerivedData folder before rebuilding", trace_ids=["t3", "t4"])
+    _, report, _ = sleep_with([lesson(trace_ids=["t1", "t2"]), again])
+    (candidate,) = report.of_kind("candidate")
+    exp = candidate.payload["experience"]
+    assert exp["action"] == "delete DerivedData before rebuilding"
+    assert exp["provenance"]["traces"] == ["t1", "t2", "t3", "t4"] and report.dropped == []
+
+
+def test_a_near_copy_refused_for_its_words_pools_with_none() -> None:
+    _, report, _ = sleep_with([lesson(action=f"delete DerivedData before rebuilding with {TOKEN}"), lesson()])
+    (candidate,) = report.of_kind("candidate")
+    assert candidate.payload["experience"]["provenance"]["traces"] == ["t1", "t2", "t3"]
+    (dropped,) = report.dropped
+    assert "secret" in dropped.reason and TOKEN not in json.dumps(dropped.item)
 
 
 def test_a_lesson_mined_again_after_apply_is_a_duplicate() -> None:
