@@ -31,6 +31,9 @@ MAX_PROMPT_TOKENS = 8_000
 """Default budget of one mining prompt, in estimated tokens (characters / 4)."""
 FAILED = "sleep: mining failed, no lesson was mined: %s"
 """The warning of a failed mining, for a caller that reads only the proposals (`lamar sleep` says it itself)."""
+CITED_TRACES = 100
+"""Most trace ids a mined lesson's provenance cites: past them, or past half the size a provenance may have, it
+cites the first (by id) and counts them all under "trace_count", so it stays within what apply stores."""
 LOST = "sleep: mining lost part of the model's output: %s"
 """The warning of a mining that could read only part of the model's output (`SleepReport.mining_lost`)."""
 
@@ -221,6 +224,8 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, 
     from lamar.sleep.warned import lesson_warning
 
     ids = [named[t.id] for t in support]
+    provenance: dict[str, Any] = {"source": "mined", "traces": ids, "model": model_name}
+    cited = _cited(ids, provenance)
     scope = Scope(lesson.scope)
     # The id follows from the lesson's words, so the same lesson mined twice is one arm.
     digest = hashlib.sha256(json.dumps([normalize(lesson.precondition), normalize(lesson.action),
@@ -228,19 +233,34 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, 
     exp = Experience(
         precondition=lesson.precondition, action=lesson.action, rationale=lesson.rationale, scope=scope,
         status=Status.CANDIDATE, id=f"exp_{digest}",
-        provenance={"source": "mined", "traces": ids, "model": model_name},
+        provenance={**provenance, "traces": cited, **({} if len(cited) == len(ids) else {"trace_count": len(ids)})},
     )
     # Counted by session: a run stopped for a review and its resume are one correction, not two.
     outcomes, with_errors = session_outcomes(support)
     evidence = {exp.id: {"traces": len(ids), "sessions": len(sessions_of(support)), "outcomes": outcomes,
                          "with_tool_errors": with_errors}}
-    count, listed = support_words(support, named, scrub)
+    count, listed = support_words(support, named, scrub, cited=len(cited))
     return Proposal(
         id=Proposal.make_id("candidate", [exp.id]), kind="candidate", experience_ids=(exp.id,),
         reason=(f"mined from {count}: {exp.render()} "
                 f"Enters as a candidate that exploration tries; outcomes decide. {listed}"),
         evidence=evidence, payload={"experience": exp.to_dict()},
         warning=lesson_warning(exp.precondition, exp.action, exp.rationale))
+
+
+def _cited(ids: Sequence[str], provenance: Mapping[str, Any]) -> list[str]:
+    """The first of `ids` a provenance like `provenance` (its other keys, and a count beside) has room for."""
+    from lamar.safety.boundary import MAX_PROVENANCE_CHARS
+
+    rest = {**provenance, "traces": [], "trace_count": len(ids)}
+    room = min(MAX_PROVENANCE_CHARS // 2, MAX_PROVENANCE_CHARS - len(json.dumps(rest, ensure_ascii=False)))
+    cited: list[str] = []
+    for trace_id in ids[:CITED_TRACES]:
+        room -= len(json.dumps(trace_id, ensure_ascii=False)) + 2  # quoted, and the ", " before the next
+        if room < 0:
+            break
+        cited.append(trace_id)
+    return cited
 
 
 def _scrubbed_drop(dropped: Dropped, scrub: Any) -> Dropped:
@@ -266,7 +286,7 @@ def _model_name(model: Any) -> str:
     return name if isinstance(name, str) and name else type(model).__name__
 
 
-__all__ = ["FAILED", "MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
+__all__ = ["CITED_TRACES", "FAILED", "MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
 
 
 def _with_outcome(lam: SleepView, trace: Trace) -> Trace:

@@ -48,14 +48,16 @@ def episode_labels(traces: Sequence[Trace], scrub: Scrub) -> tuple[dict[str, str
     return labels, secrets
 
 
-_LISTED = 5  # sessions a reason names; the provenance holds every trace
+_LISTED = 5  # sessions a reason names; the provenance cites the traces
 
 
-def support_words(support: Sequence[Trace], named: Mapping[str, str], scrub: Scrub) -> tuple[str, str]:
+def support_words(support: Sequence[Trace], named: Mapping[str, str], scrub: Scrub, *,
+                  cited: int | None = None) -> tuple[str, str]:
     """What a lesson was mined from, for its reason: the count ("3 sessions (5 traces)", or "2 sessions" when each
     is one trace), and the traces session by session, as they happened ("Traces: t1, t2 of episode ep_a; t3.").
 
-    The count goes first and the list last, so a reason cut to one line shows the lesson, not trace ids.
+    The count goes first and the list last, so a reason cut to one line shows the lesson, not trace ids. `cited`:
+    how many of the traces the lesson's provenance cites (all when None).
     """
     grouped = sessions_of(sorted(support, key=lambda t: t.time))  # as they happened, a session's runs together
     count = f"{len(grouped)} session{'s' if len(grouped) != 1 else ''}"
@@ -65,8 +67,11 @@ def support_words(support: Sequence[Trace], named: Mapping[str, str], scrub: Scr
                                                       if len(runs) > 1 and runs[0].episode_id else "")
              for runs in grouped.values()]
     more, joint = len(parts) - _LISTED, "; " if len(grouped) != len(support) else ", "
-    listed = (joint.join(parts[:_LISTED]) + f"; and {more} more session{'s' if more > 1 else ''} (every trace is "
-              "in the lesson's provenance)") if more > 0 else joint.join(parts)
+    cut = cited is not None and cited < len(support)
+    where = (f"the lesson's provenance cites the first {cited} by id and counts all {len(support)}" if cut
+             else "every trace is in the lesson's provenance")
+    listed = (joint.join(parts[:_LISTED]) + f"; and {more} more session{'s' if more > 1 else ''} ({where})"
+              if more > 0 else joint.join(parts) + (f" ({where})" if cut else ""))
     return count, f"Traces: {listed}."
 
 
