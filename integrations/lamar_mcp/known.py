@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from lamar import Experience, Lamar, LamarError, Status, UnknownExperience
-from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
+from lamar.sleep.similarity import LessonWords, fewest_shared, normalize
 from lamar.store.base import Event, StoredText, TextStore, folded_rows
 from lamar_mcp.held import lesson_words, near
 
@@ -86,7 +86,8 @@ class KnownLessons:
         """The lessons of scope `key` that share enough words with `words` to be a near-copy of it.
 
         A near-copy's words overlap by at least NEAR_DUPLICATE in the precondition and in the
-        action: it holds at least `need` of the query's `n` words of each, so it holds one of any
+        action: it holds at least `need` of the query's `n` words of each (`fewest_shared`: an action's
+        near-copy may lack one plain word), so it holds one of any
         n - need + 1 of them. The rarest of them, on the side where they name fewer lessons, give
         the lessons to compare (`ids`, the scope's, when they name as many). A side without content
         words matches only a side without any.
@@ -97,7 +98,7 @@ class KnownLessons:
             if not query:
                 keys = [(side, "")]
             else:  # a share of the union, which is at least n: a share of n reaches it too
-                need = next((i for i in range(1, len(query) + 1) if i / len(query) >= NEAR_DUPLICATE), len(query) + 1)
+                need = fewest_shared(len(query), action=side == 1)
                 keys = sorted(((side, w) for w in query), key=lambda k: len(index.get(k, ())))[:len(query) - need + 1]
             size = sum(len(index.get(k, ())) for k in keys)
             if best is None or size < best[0]:

@@ -113,6 +113,19 @@ _EXTRA_WORD = 0.5
 """What one plain word more in an action weighs: "run the tests" / "run the unit tests" share 2 of 2.5 words (0.8)."""
 
 
+def fewest_shared(n: int, threshold: float = NEAR_DUPLICATE, *, action: bool = False) -> int:
+    """The fewest of a text's `n` content words a near-copy of it (at `threshold`) holds: what an index of
+    lessons by word may narrow by. An action's near-copy may be one plain word shorter.
+
+    >>> fewest_shared(3), fewest_shared(3, action=True), fewest_shared(1, action=True)
+    (3, 2, 1)
+    """
+    need = next((i for i in range(1, n + 1) if i / n >= threshold), n + 1)
+    if action and n >= 2 and (n - 1) / (n - 1 + _EXTRA_WORD) >= threshold:
+        return min(need, n - 1)
+    return need
+
+
 def what_to_do(action: str) -> str:
     """An action without its reason, as near-copies are compared.
 
@@ -192,5 +205,5 @@ class LessonWords:
         return min(self.said[0].overlap(other.said[0]), self.said[1].action_overlap(other.said[1]))
 
 
-__all__ = ["NEAR_DUPLICATE", "LessonWords", "content_words", "lesson_similarity", "normalize", "overlap",
-           "what_to_do"]
+__all__ = ["NEAR_DUPLICATE", "LessonWords", "content_words", "fewest_shared", "lesson_similarity", "normalize",
+           "overlap", "what_to_do"]

@@ -41,3 +41,16 @@ def test_a_proposals_verb_reads_in_lower_case_after_its_condition(tmp_path: Path
         done = LamarTools(lam).propose_lesson("When the clock matters in a test", "Freeze time with freezegun.")
         assert done.text == "When the clock matters in a test, freeze time with freezegun."
         assert lam.get(done.lesson_id).action == "Freeze time with freezegun."  # stored as given
+
+
+@pytest.mark.parametrize(("held", "proposed"), [("run the tests", "run the unit tests"),
+                                                ("run the unit tests", "run the tests")])
+def test_an_action_one_plain_word_apart_is_the_held_lesson(tmp_path: Path, held: str, proposed: str) -> None:
+    # The longer side's extra word is in no held lesson's words: the index must not leave the shorter one out.
+    with Lamar(str(tmp_path / "s.db")) as lam:
+        tools = LamarTools(lam)
+        for n in range(3):  # other lessons of the scope, so the index narrows the lessons it compares
+            tools.propose_lesson("you edit a migration", f"read migration note {n} aloud", scope={"project": "shop"})
+        first = tools.propose_lesson("you edit a migration", held, scope={"project": "shop"})
+        with pytest.raises(ToolError, match=f"already holds this lesson as {first.lesson_id}"):
+            tools.propose_lesson("you edit a migration", proposed, scope={"project": "shop"})
