@@ -154,10 +154,10 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     named |= {i: scrub(i)[0] for item in pool.items for i in item.trace_ids if i not in named}
     proposals: list[Proposal] = []
     # Each lesson's words are read once: a reply can hold thousands of lessons, checked pairwise
-    # while sleep holds the engine.
-    held: dict[tuple[tuple[str, str], ...], list[tuple[Experience, LessonWords, bool]]] = {}
+    # while sleep holds the engine. The pool compared the mined ones with one another already.
+    held: dict[tuple[tuple[str, str], ...], list[tuple[Experience, LessonWords]]] = {}
     for exp in lam.experiences():
-        held.setdefault(exp.scope.items_key, []).append((exp, LessonWords.of(exp.precondition, exp.action), True))
+        held.setdefault(exp.scope.items_key, []).append((exp, LessonWords.of(exp.precondition, exp.action)))
     name = _model_name(model)
     for item in pool.items:
         lesson, ids, words = item.lesson, sorted(item.trace_ids), item.words
@@ -167,16 +167,13 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
             drop = Dropped({**lesson.as_dict(), "trace_ids": [named[i] for i in ids]}, reason)
             dropped.append(_scrubbed_drop(drop, scrub))
             continue
-        proposal = _candidate(lesson, [by_id[i] for i in ids], name, named)
-        exp = Experience.from_dict(proposal.payload["experience"])
-        held.setdefault(exp.scope.items_key, []).append((exp, words, False))
-        proposals.append(proposal)
+        proposals.append(_candidate(lesson, [by_id[i] for i in ids], name, named))
     summary["candidates"] = len(proposals)
     return proposals, dropped, summary
 
 
 def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
-             held: Mapping[tuple[tuple[str, str], ...], Sequence[tuple[Experience, LessonWords, bool]]],
+             held: Mapping[tuple[tuple[str, str], ...], Sequence[tuple[Experience, LessonWords]]],
              min_support: int, similarity: float, named: Mapping[str, str]) -> str:
     """Why the lesson, its text accepted (`text_refusal`), cannot become a candidate, or "" when it can; `named`
     maps a trace's id to its id as shown."""
@@ -189,12 +186,10 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
     scope_problem = _scope_problem(lesson.scope, support, named)
     if scope_problem:
         return scope_problem
-    for exp, exp_words, stored in held.get(tuple(sorted(lesson.scope.items())), ()):
+    for exp, exp_words in held.get(tuple(sorted(lesson.scope.items())), ()):
         score = exp_words.similarity(words)
         if score >= similarity:
-            where = (f"lesson {exp.id} ({exp.status.value})" if stored
-                     else f"another mined lesson of this report ({exp.id})")
-            return f"duplicates {where}: {exp.render()!r} (word overlap {score:.2f})"
+            return f"duplicates lesson {exp.id} ({exp.status.value}): {exp.render()!r} (word overlap {score:.2f})"
     return ""
 
 

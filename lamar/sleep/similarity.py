@@ -159,9 +159,10 @@ class _Said:
     def _names_apart(self, other: _Said) -> bool:
         return any(e not in other.exact and e not in other.words for e in self.exact)
 
-    def overlap(self, other: _Said) -> float:
+    def overlap(self, other: _Said, apart: frozenset[str] | None = None) -> float:
         wa, wb = self.words, other.words
-        if (wa ^ wb) & _NEGATIONS or (self._names_apart(other) and other._names_apart(self)):
+        apart = wa ^ wb if apart is None else apart  # the words one side says and the other does not
+        if apart & _NEGATIONS or (self._names_apart(other) and other._names_apart(self)):
             return 0.0  # one more word on one side only ("retry with exponential backoff") is no swap
         if not wa and not wb:
             return 1.0 if normalize(self.text) == normalize(other.text) else 0.0
@@ -171,15 +172,15 @@ class _Said:
         """`overlap` of two actions, where one plain word more on one side weighs `_EXTRA_WORD`: a short action
         that says one word more ("run the unit tests") is the same lesson, unless that word is one of order,
         repetition or amount, or names a tool, a number or a command the shorter one does not."""
-        if (self.words ^ other.words) & _QUALIFIERS:
+        apart = self.words ^ other.words
+        if apart & _QUALIFIERS:
             return 0.0
-        score = self.overlap(other)
-        short, long = sorted((self, other), key=lambda said: len(said.words))
-        extra = long.words - short.words
-        if not score or len(extra) != 1 or not short.words <= long.words:
+        score = self.overlap(other, apart)
+        if not score or len(apart) != 1:
             return score
+        short, long = (self, other) if apart <= other.words else (other, self)
         # "with exponential backoff" / "with backoff": the extra word qualifies the tool both name.
-        if extra <= long.named and not (short.exact and short.exact <= long.words):
+        if apart <= long.named and not (short.exact and short.exact <= long.words):
             return score
         return max(score, len(short.words) / (len(short.words) + _EXTRA_WORD))
 
