@@ -17,7 +17,8 @@ CORRECTION_RULES: tuple[str, ...] = (
     # "don't worry about ..." lets the answer stand, as "no worries" does.
     r"(?i)^\W*(?:please\s+)?(?:wrong|incorrect|stop|undo|revert|roll\s*back|(?:don'?t|do\s+not)(?!\s+worry\b))\b",
     r"(?i)^\W*(?:try\s+(?:it\s+|that\s+|this\s+)?again|I\s+said)\b",
-    r"(?i)(?<!\bnot\s)\b(?:failing|broken|crashing)\s+(?:now|again)\s*(?:[.!?]|$)",  # not "... failing now and ..."
+    # At a clause's end only: "failing now and then" is no report of a failure.
+    r"(?i)(?<!\bnot\s)\b(?:failing|broken|crashing)\s+(?:now|again)\s*(?:[.!?,;:]|$)",
     r"(?i)\bstill\s+(?:does\s*n[o']?t|do\s*n[o']?t|wo\s*n[o']?t|can'?t)\s+(?:compile|build|run|pass|load|start)\b",
     r"(?i)\byou\s+(?:deleted|removed|overwrote|wiped|lost)\s+(?:my|our)\b",
     r"(?i)\b(?:undo|revert|roll\s*back|back\s*out)\s+(?:that|this|it|those|these|the\s+(?:change|edit|last))",

@@ -94,6 +94,17 @@ def test_what_a_user_types_after_an_answer_reads_as_they_mean_it(prompt: str, si
     assert read_followup("add a discount code field to the checkout", prompt)[0] == signal
 
 
+@pytest.mark.parametrize(("prompt", "signal"), [
+    # "failing now" counted only at the prompt's end or before . ! ?: the usual comma after it read as moving on.
+    ("the tests are failing now, fix to_cents", "corrected"),
+    ("it's broken again: see the log below", "corrected"),
+    ("the build is crashing again; here is the trace", "corrected"),
+    ("the job was failing now and then, add a retry", "accepted"),
+])
+def test_failing_now_followed_by_more_words_is_a_correction(prompt: str, signal: str) -> None:
+    assert read_followup("fix the rounding in to_cents", prompt)[0] == signal
+
+
 def test_the_log_says_a_followups_reading_in_one_parenthesis(hook: Hook, repo: Path) -> None:
     # It read "accepted (next prompt moves on (0.00 word overlap))".
     assert read_followup("fix the login test", "thanks, now add a footer")[1] == \
