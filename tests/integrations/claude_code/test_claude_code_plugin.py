@@ -69,7 +69,7 @@ def test_without_a_python_the_hook_exits_0_and_says_what_to_set(tmp_path: Path, 
     assert done.returncode == 0 and done.stdout == b""
     log = (tmp_path / "data" / "lamar-plugin.log").read_text()
     assert "no Python with Lamar installed" in log and "python option" in log
-    # `claude plugin configure` is no command of the CLI (2.1.197: "unknown command 'configure'"); these are.
+    # Not every `claude` has `plugin configure` (some answer "unknown command 'configure'"); these work in every one.
     assert "/plugin configure lamar@lamar inside Claude Code" in log and "claude plugin configure" not in log
     assert "claude plugin install lamar@lamar --config python=PATH" in log
 
