@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from lamar.storable import without_lone_surrogates
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, git_dir, own_command, rules_folder
+from lamar_claude_code.dropped import read_outcome
 from lamar_claude_code.fitting import fit_prompt, fitting
-from lamar_claude_code.outcomes import note_edit, prompt_key, prompt_words, read_followup, read_git, unchanged
+from lamar_claude_code.outcomes import note_edit, prompt_key, prompt_words, read_followup, unchanged
 from lamar_claude_code.started_over import let_go
 from lamar_claude_code.state import (
     locked_state,
@@ -409,7 +410,7 @@ def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], path
     if not force and state["repos"].get(key) == _fingerprint(repo, files):
         return  # nothing git or the watched files show has changed since the last look: no git call
     for eid, record in watched:
-        found = read_git(repo, record)
+        found = read_outcome(repo, record)
         if found is None:
             continue
         signal, why, commit = found

@@ -142,8 +142,8 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
 
     An edited file that lands in a commit is SHIPPED (replacing any prompt outcome); that commit
     reverted, or the edits discarded before any commit, is REVERTED (replacing SHIPPED or a prompt
-    outcome). Git outcomes are stronger than prompt outcomes: a prompt never replaces SHIPPED or
-    REVERTED, and REVERTED is final.
+    outcome); `dropped.read_outcome` adds a commit thrown away by `git reset`. Git outcomes are
+    stronger than prompt outcomes: a prompt never replaces SHIPPED or REVERTED, and REVERTED is final.
 
     Args:
         repo: the repository's top level.
