@@ -14,7 +14,6 @@ _REFLOG_TAIL = 256 * 1024
 _LINE = re.compile(r"^([0-9a-f]{40}(?:[0-9a-f]{24})?) ([0-9a-f]+) [^\t\n]*\t([^\n]*)$", re.MULTILINE)
 _RESET = "reset: moving to "
 _PARSED: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}  # the last reflog read, by its size and time
-_ANCESTOR_CHECKS = 5  # resets looked behind for a commit dropped with others (`reset --hard HEAD~2`)
 
 
 def _reflog(repo: str) -> list[tuple[str, str, str]]:
@@ -36,25 +35,34 @@ def _reflog(repo: str) -> list[tuple[str, str, str]]:
     return _PARSED[key]
 
 
-def dropped(repo: str, sha: str, files: list[str], base: str | None) -> bool:
-    """Whether `sha`, which shipped `files`, was thrown away by a `git reset`: HEAD was reset away from it (or
-    from a commit after it), no branch, tag or remote holds it, no other commit past `base` holds those files
-    (an amend, a squash, a rebase rewrites the work and keeps it), and the files are as before the edit."""
-    entries = _reflog(repo)
-    if not any(message.startswith(_RESET) for _, _, message in entries):
-        return False  # the common case: no reset, and no git process run
-    same = {sha}  # the commit and those that amended it, which carry its work
+def reset_away(entries: list[tuple[str, str, str]], sha: str) -> bool:
+    """Whether HEAD's reflog shows a `git reset` from `sha`, or from a commit made on top of it or amending it,
+    to a commit that is neither: the line of work that holds `sha` left HEAD by a reset, not a checkout."""
+    line: set[str] = set()
     for old, new, message in entries:
-        if message.startswith("commit (amend): ") and old in same:
-            same.add(new)
-    away = [old for old, _, message in entries if message.startswith(_RESET)][::-1]
-    if not same & set(away) and not any(git(repo, "merge-base", "--is-ancestor", one, moved) is not None
-                                        for moved in away[:_ANCESTOR_CHECKS] for one in same):
-        return False
-    for one in same:
-        held = git(repo, "for-each-ref", "--contains", one, "--count=1", "--format=%(refname)")
-        if held is None or held.strip():
-            return False  # a branch, a tag or a remote still holds it
+        if not line:
+            if new == sha:
+                line.add(sha)  # the commit is made (or checked out) here
+            continue
+        if old not in line:
+            continue
+        if message.startswith(_RESET):
+            if new not in line:
+                return True
+        elif not message.startswith("checkout: "):
+            line.add(new)  # a commit on top, an amend, a fast-forward: the line goes on
+    return False
+
+
+def dropped(repo: str, sha: str, files: list[str], base: str | None) -> bool:
+    """Whether `sha`, which shipped `files`, was thrown away by a `git reset`: HEAD's reflog shows it reset away
+    (`reset_away`), no branch, tag or remote holds it, no other commit past `base` holds those files (a squash
+    or a rebase rewrites the work and keeps it), and the files are as before the edit."""
+    if not reset_away(_reflog(repo), sha):
+        return False  # the common case, read from the reflog file with no git process
+    held = git(repo, "for-each-ref", "--contains", sha, "--count=1", "--format=%(refname)")
+    if held is None or held.strip():
+        return False  # a branch, a tag or a remote still holds it
     later = git(repo, "log", "--all", *([f"^{base}"] if base else []), "--format=%H", "-n", "1", "--", *files)
     if later is None or later.strip():
         return False
@@ -72,4 +80,4 @@ def read_outcome(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | No
     return found
 
 
-__all__ = ["dropped", "read_outcome"]
+__all__ = ["dropped", "read_outcome", "reset_away"]

@@ -57,3 +57,16 @@ def test_a_branch_deleted_after_its_commit_shipped_stays_shipped(hook: Hook, rep
     done = hook(payload("UserPromptSubmit", SESSION, repo, prompt="now write the changelog"))
     assert done.returncode == 0, done.stderr
     assert _signals(hook)[feature] == "shipped"
+
+
+def test_the_reflog_says_which_resets_left_the_commit_behind() -> None:
+    from lamar_claude_code.dropped import reset_away
+
+    a, s, t, u, m = ("a" * 40, "5" * 40, "7" * 40, "9" * 40, "e" * 40)
+    made = [(a, s, "commit: helper"), (s, t, "commit: on top")]
+    assert reset_away([*made, (t, a, "reset: moving to HEAD~2")], s)  # dropped with the commit on top
+    assert not reset_away([*made, (t, s, "reset: moving to HEAD~1")], s)  # only the commit on top
+    assert not reset_away([*made, (t, m, "checkout: moving from feature to main"), (m, a, "reset: moving to a")], s)
+    assert reset_away([(a, s, "commit: helper"), (s, u, "commit (amend): helper"), (u, a, "reset: moving to HEAD~1")],
+                      s)  # its amended copy dropped
+    assert not reset_away([(t, a, "reset: moving to HEAD~1")], s)  # made before the reflog's tail
