@@ -15,6 +15,7 @@ from lamar.cli.outputs import check_output, is_sleep_report
 from lamar.cli.rejections import remember
 from lamar.cli.render import dump_json, interval, lift, plural, shorten
 from lamar.cli.report_file import load_report, report_held, save_report
+from lamar.cli.report_store import note_store, read_made_from
 from lamar.cli.session import UsageError, open_engine
 from lamar.cli.warned import held_lines, hold_warned
 from lamar.engine import Lamar
@@ -92,6 +93,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         mining.removeFilter(said_below)
         lam.close()
     data = report.to_dict()
+    note_store(data, location)  # review and apply read that store when none is named
     if to_stdout:  # the report alone, as `--out FILE` saves it: a redirect makes a file review takes
         dump_json(data)
         keep_figures(location, report, args.out)
@@ -215,6 +217,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     itself, as two lists of proposal ids next to the proposals: "approved" and "rejected"."""
     data = load_report(args.report, redo=args.again)
     report = SleepReport.from_dict(data)
+    read_made_from(args, data, args.report)
     approved, rejected = list(data.get("approved", [])), list(data.get("rejected", []))
     # With --again every proposal is asked; each keeps its earlier decision until it is answered
     # anew, so quitting part-way loses nothing.
@@ -326,6 +329,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     that was never reviewed (no "approved" list) is applied in full."""
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
+    read_made_from(args, data, args.report)
     only: list[str] | None = _proposals_named(report, args.only) if args.only else None
     if only is None and ("approved" in data or "rejected" in data):
         # A rejected proposal is never applied unless --only names it, even with no "approved" list.
