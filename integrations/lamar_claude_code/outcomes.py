@@ -28,6 +28,22 @@ CORRECTION_RULES: tuple[str, ...] = (
     r"(?i)\b(?:still|now)\s+(?:fails?|failing|broken|crash\w*|errors?)\b",
     r"(?i)\b(?:does\s*n[o']?t|did\s*n[o']?t|is\s*n[o']?t)\s+work\w*\b",
     r"(?i)\bwhy\s+did\s+you\b",
+    r"(?i)^\W*not\s+(?:quite|it|right|really)\b",
+    r"(?i)\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+not\s+it\b",
+    r"(?i)\b(?:that|this|it)(?:'s|\s+is|\s+was|\s+made\s+(?:it|things)|\s+got)\s+(?:even\s+)?worse\b",
+    (r"(?i)\bstill\s+(?:wrong|incorrect|not\s+(?:working|right|fixed|passing|compiling)|getting|seeing"
+     r"|the\s+same\s+(?:error|bug|problem|issue|failure))\b"),
+    r"(?i)\bsame\s+(?:error|failure|problem|issue|bug|exception|traceback)\s+(?:as\s+before|again)\b",
+    r"(?i)\b(?:put|change|set|turn)\s+(?:it|that|this|them)\s+back\b",
+    r"(?i)\bgo\s+back\s+to\s+(?:the\s+)?(?:previous|old|original|earlier)\s+(?:version|code|one|implementation)\b",
+    r"(?i)\byou\s+(?:misunderstood|misread|got\s+it\s+wrong)\b",
+    r"(?i)\b(?:that|this|it)\s+(?:does\s*n[o']?t|did\s*n[o']?t|wo\s*n[o']?t)\s+(?:compile|build|run|pass|load|start)\b",
+    # A failure the last turn brought ("now it crashes", "it fails with TypeError now", "the build is red now"),
+    # not one it took away ("it doesn't fail now"); raising may be what was asked, so it is no failure word here.
+    r"(?i)\bnow\s+(?:it\s+)?(?:crashes|errors|fails)\b",
+    (r"(?i)(?<!n't\s)(?<!not\s)(?<!never\s)(?<!longer\s)\b(?:fails?|crash\w*|broken|(?:is|are|went|turned)\s+red)\b"
+     r"[^.\n]{0,80}\bnow\s*(?:[.!?,;:]|$)"),
+    r"(?i)\bI\s+(?:did\s*n[o']?t|never)\s+(?:ask|want|say|tell)\b",
 )
 _WORD = re.compile(r"[a-z0-9_]+")
 _STOPWORDS = frozenset(
