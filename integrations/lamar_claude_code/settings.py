@@ -394,7 +394,13 @@ def _save(path: Path, data: dict[str, Any], layout: Layout) -> None:
         raise SettingsError(f"{path} is read-only (mode {_mode_of(path):04o}): make it writable (chmod u+w {path}) "
                             "to let Lamar change its hooks, or add them by hand; it was left untouched")
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, dump(data, layout), mode=_mode_of(path))
+    from lamar_claude_code.splice import spliced
+
+    try:  # every byte but the hooks' kept, as the file reads now (the same bytes `_read` read, but for a race)
+        body = spliced(path.read_bytes(), data, layout)
+    except OSError:
+        body = None
+    write_atomically(path, body or dump(data, layout), mode=_mode_of(path))
 
 
 def _mode_of(path: Path) -> int:
