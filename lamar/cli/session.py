@@ -225,6 +225,10 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
 
     path = Path(location).expanduser()
     suffix = path.suffix.lower()
+    if is_file_location(location) and suffix in _SQLITE_SUFFIXES:
+        from lamar.store.sqlite_checks import refuse_orphan_wal
+
+        refuse_orphan_wal(path)  # its store was moved away without it: said, rather than a typo suspected
     if is_file_location(location) and (suffix in _SQLITE_SUFFIXES and _empty(path)
                                        or suffix == ".json" and not_begun(path.absolute())):
         # Both backends take an empty file for an empty store: a read would make it one.

@@ -66,6 +66,7 @@ def opened_in_place(path: Path, connect: Callable[[], sqlite3.Connection],
     for another writer's lock (`lamar export --force` holds it across its rename) and then write the schema into
     the file replaced meanwhile, through a `-wal` and `-shm` named by the path, which every other process would
     take for the new file's own: those are folded away and the file now at the path is opened instead."""
+    refuse_orphan_wal(path)
     tries = 3
     while True:
         db = connect()
@@ -76,6 +77,29 @@ def opened_in_place(path: Path, connect: Callable[[], sqlite3.Connection],
         if let_go_if_moved(db, path, opened) is None or not tries or file_identity(path) is None:
             return db, opened
         db.close()  # as the last connection to the replaced file, SQLite removes its -wal and -shm
+
+
+def refuse_orphan_wal(path: Path) -> None:
+    """Refuse to make a store at `path` beside a `-wal` that holds commits. SQLite writes a database's first page
+    before its `-wal`, so such a `-wal` belongs to a database moved or deleted without it (its writers killed, so no
+    close folded it in), and SQLite deletes it on opening an empty file: the only copy of those commits.
+
+    Raises:
+        StoreError: the `-wal` is not empty and `path` holds no database (missing or 0 bytes).
+    """
+    if wal_size(path) == 0:  # looked at before the file: a database being made has its first page by then
+        return
+    try:
+        if os.path.getsize(path) > 0:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return  # the open says what is wrong with the path
+    raise StoreError(f"{path}-wal lies beside {path}, which holds no store: it holds the latest commits of a SQLite "
+                     f"store that was moved, renamed or deleted without it, and opening {path} would delete it. "
+                     f"Move it (and {path}-shm) back beside the database it belongs to, under that database's name "
+                     "plus -wal, and open that; delete it only if that database is gone for good")
 
 
 def wal_size(path: object) -> int:
