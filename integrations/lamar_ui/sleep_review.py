@@ -15,7 +15,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from lamar import Lamar, LamarError
+from lamar import Lamar, LamarError, StoreError
 from lamar.cancel import stop_point
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
@@ -154,8 +154,8 @@ class SleepReview:
                 raise
             made = _made_message(writer, report)
             try:  # for `lamar stats`, as `lamar sleep` keeps it; the report is saved whether or not this is
-                record_sleep(writer.store.location, report, saved_to=str(self.report_path))
-            except OSError as exc:
+                record_sleep(writer.store.location, report, saved_to=str(self.report_path), store=writer.store)
+            except (OSError, StoreError) as exc:
                 made += f"; its figures for `lamar stats` were not kept ({_said(exc)})"
             if report.mining_lost:  # what was mined is in the report; what was lost is said, not dropped unseen
                 made += f"; mining read only part of the model's output: {report.mining_lost}"

@@ -19,11 +19,13 @@ def keep_figures(location: str, report: SleepReport, out: str | None) -> None:
     `recorded_by_caller`, so this is its one record): a file that cannot be written costs the sleep only a line."""
     import sys
 
+    from lamar._errors import StoreError
+
     try:
         record_sleep(location, report, saved_to=out)
-    except OSError as exc:
-        print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({exc.strerror or exc})",
-              file=sys.stderr)
+    except (OSError, StoreError) as exc:
+        said = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(f"lamar: the last sleep's figures for `lamar stats` were not kept ({said})", file=sys.stderr)
 
 
 @contextmanager

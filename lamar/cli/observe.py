@@ -61,7 +61,7 @@ def collect_stats(lam: Lamar) -> dict[str, Any]:
         "bytes": store_bytes(location),
         "unreported_share": stats["unreported"] / stats["episodes"] if stats["episodes"] else 0.0,
         "holdout_cost": holdout_cost(evidence, stats["reports"]),
-        "last_sleep": last_sleep(location),  # None: no `lamar sleep` recorded for this store
+        "last_sleep": last_sleep(location, lam.store),  # None: no `lamar sleep` recorded for this store
     }
 
 

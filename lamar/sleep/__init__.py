@@ -107,7 +107,7 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
     report = SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
     report = report if include_applied else _left_to_decide(lam, report)
     report = report if include_rejected else without_rejected(lam, report)
-    keep_sleep(lam.store.location, report)  # for `lamar stats`, however the sleep was called
+    keep_sleep(lam.store.location, report, lam.store)  # for `lamar stats`, however the sleep was called
     return report
 
 

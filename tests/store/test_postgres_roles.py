@@ -53,6 +53,8 @@ def test_a_role_without_create_is_told_what_to_grant_then_works(postgres_url: st
         conn.execute(f"SET search_path = {schema}")
         conn.execute("CREATE TABLE IF NOT EXISTS lamar_state "
                      "(namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)")
+        conn.execute("CREATE TABLE IF NOT EXISTS lamar_notes (namespace text NOT NULL, name text NOT NULL, "
+                     "body text NOT NULL, PRIMARY KEY (namespace, name))")
         conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
         conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}")
         conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
@@ -64,6 +66,8 @@ def test_a_role_without_create_is_told_what_to_grant_then_works(postgres_url: st
     try:
         store.save_state(7, "a state")  # refused for want of CREATE on the schema before the fix
         assert store.load_state() == "a state"
+        store.save_note("last-sleep", "{}")  # a sleep's figures, which every user's `lamar stats` reads
+        assert store.load_note("last-sleep") == "{}"
     finally:
         store.close()
 

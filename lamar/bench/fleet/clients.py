@@ -161,8 +161,9 @@ def _seed_lessons(location: str, workload: str, lessons: int) -> None:
     lam.close()
 
 
-# Every table that holds rows of a namespace; lamar_state comes with the first saved state, not with the schema.
-NAMESPACE_TABLES = ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox", "lamar_state")
+# Every table that holds rows of a namespace; lamar_state and lamar_notes come with their first row, not the schema.
+NAMESPACE_TABLES = ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox", "lamar_state",
+                    "lamar_notes")
 
 
 def drop_namespace(base: str, *namespaces: str) -> None:

@@ -354,6 +354,18 @@ class PostgresStore:
         except pg.Error as exc:
             raise StoreError(f"could not save the engine's state in {self.location}: {reason(exc)}") from exc
 
+    def save_note(self, name: str, text: str) -> None:
+        """Keep `text` as this namespace's note `name`, which every process that opens it reads (`load_note`)."""
+        from lamar.store.postgres.notes import save_note
+
+        save_note(self._db, self.namespace, name, text)
+
+    def load_note(self, name: str) -> str | None:
+        """This namespace's note `name`, or None when none was kept."""
+        from lamar.store.postgres.notes import load_note
+
+        return load_note(self._db, self.namespace, name)
+
     def close(self) -> None:
         self._db.close()
 
