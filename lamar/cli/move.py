@@ -87,9 +87,13 @@ def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
                 f"{result.source} as it was when read: first stop the agents and commands that write to "
                 f"{result.source}; then put back a copy of {target} from before this import and import again with "
                 f"--append, or keep {result.source} for the events only it holds (deleting {target} loses its own)")
+        # A PostgreSQL namespace is no file to delete: Lamar has no command that drops one.
+        fresh = (f"delete {target}, or name another" if is_file_location(target) else
+                 "name another namespace, lamar_namespace=NAME in the URL, or delete this one's rows as "
+                 "docs/postgres.md, \"The schema\", says")
         raise StoreError(
             f"{missed}, which holds the store as it was when read: to move a store, first stop the agents and "
-            f"commands that write to it, then copy it again into an empty store (delete {target}, or name another)")
+            f"commands that write to it, then copy it again into an empty store ({fresh})")
     return 0
 
 
