@@ -64,7 +64,33 @@ def record_sleep(location: str, report: SleepReport, *, saved_to: str | None = N
     data = {"format": FORMAT, "created": report.created, "made_at": report.made_at,
             "proposals": len(report.proposals), "mining": dict(mining) if isinstance(mining, Mapping) else {},
             "report": saved_to}
-    text = json.dumps(data, ensure_ascii=False, default=str) + "\n"
+    _keep(location, json.dumps(data, ensure_ascii=False, default=str) + "\n", store)
+
+
+def carry_sleep(source: str, target: str) -> None:
+    """Give the store at `target`, a copy of the one at `source` (`lamar export`, `import`), the source's last sleep
+    when it keeps none of its own, so that a team that moved its store still sees when sleep last ran. Best effort:
+    a failure costs the copy nothing but a logged warning."""
+    from lamar._errors import LamarError
+
+    try:
+        kept = _read(source)
+        if kept is not None and _read(target) is None:
+            _keep(target, json.dumps(kept, ensure_ascii=False, default=str) + "\n", None)
+    except (OSError, RuntimeError, LamarError) as exc:
+        import logging
+
+        logging.getLogger(__name__).warning("the last sleep's figures were not copied to %s: %s", target, exc)
+
+
+def _read(location: str) -> dict[str, Any] | None:
+    if not location.startswith(_POSTGRES):
+        return last_sleep(location)
+    with _noted(location, None) as noted:
+        return last_sleep(location, noted)
+
+
+def _keep(location: str, text: str, store: object) -> None:
     if location.startswith(_POSTGRES):
         with _noted(location, store) as noted:
             noted.save_note(_NOTE, text)
@@ -144,4 +170,5 @@ def last_sleep(location: str, store: object = None) -> dict[str, Any] | None:
     return data if ok else None
 
 
-__all__ = ["FORMAT", "NotedStore", "keep_sleep", "last_sleep", "last_sleep_path", "record_sleep", "recorded_by_caller"]
+__all__ = ["FORMAT", "NotedStore", "carry_sleep", "keep_sleep", "last_sleep", "last_sleep_path", "record_sleep",
+           "recorded_by_caller"]

@@ -94,6 +94,9 @@ def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
         raise StoreError(
             f"{missed}, which holds the store as it was when read: to move a store, first stop the agents and "
             f"commands that write to it, then copy it again into an empty store ({fresh})")
+    from lamar.last_sleep import carry_sleep
+
+    carry_sleep(result.source, target)  # `lamar stats` on the copy says when sleep last ran, as on the source
     return 0
 
 
