@@ -32,10 +32,11 @@ def test_block_runs_alone_and_prints_what_the_page_shows(block: Block, tmp_path:
             f"{block.where} printed:\n{done.stdout}\nthe page shows:\n{block.output.code}")
 
 
-@pytest.mark.parametrize("page", ["docs/install.md", "docs/cli.md", "docs/sleep.md"])
+@pytest.mark.parametrize("page", ["docs/install.md", "docs/cli.md", "docs/sleep.md", "docs/langgraph.md"])
 def test_a_page_typed_in_order_in_one_folder_prints_what_it_shows(page: str, tmp_path: Path) -> None:
     """A reader runs a page's blocks one after another in one folder, where a file one block wrote is
-    still there for the next: two blocks of docs/cli.md sharing experience.db printed 40 episodes, not 20."""
+    still there for the next: two blocks of docs/cli.md sharing experience.db printed 40 episodes, not 20,
+    and docs/langgraph.md's copy of app-store.db "2 event copied", the lesson of the block above it too."""
     for block in (b for b in parse(ROOT / page) if b.lang in {"python", "py", "python3"} and not b.skip):
         done = run(block, tmp_path)
         assert done.returncode == 0, f"{block.where} failed after the blocks above it:\n{done.stderr[-3000:]}"
