@@ -32,7 +32,8 @@ def test_block_runs_alone_and_prints_what_the_page_shows(block: Block, tmp_path:
             f"{block.where} printed:\n{done.stdout}\nthe page shows:\n{block.output.code}")
 
 
-@pytest.mark.parametrize("page", ["docs/install.md", "docs/cli.md", "docs/sleep.md", "docs/langgraph.md"])
+@pytest.mark.parametrize("page", ["docs/install.md", "docs/cli.md", "docs/sleep.md", "docs/langgraph.md",
+                                  "docs/stores.md"])
 def test_a_page_typed_in_order_in_one_folder_prints_what_it_shows(page: str, tmp_path: Path) -> None:
     """A reader runs a page's blocks one after another in one folder, where a file one block wrote is
     still there for the next: two blocks of docs/cli.md sharing experience.db printed 40 episodes, not 20,
@@ -44,6 +45,12 @@ def test_a_page_typed_in_order_in_one_folder_prints_what_it_shows(page: str, tmp
             assert matches(block.output.code, done.stdout), (
                 f"{block.where}, run after the blocks above it, printed:\n{done.stdout}\n"
                 f"the page shows:\n{block.output.code}")
+
+
+def test_no_block_writes_into_the_readers_own_stores() -> None:
+    """The tests give a block its folder as HOME, so docs/stores.md's `ExperienceStore("~/.lamar/experience.db")`
+    passed here and, for a reader, added an unscoped lesson to the store the Claude Code pages set up."""
+    assert [b.where for b in BLOCKS if not b.skip and "~/.lamar" in b.code] == []
 
 
 def test_a_framework_page_runs_with_only_its_extra(tmp_path: Path) -> None:
