@@ -185,3 +185,16 @@ def test_the_pages_that_size_the_test_suite_give_one_count() -> None:
         assert len(found) == 1, (page, found)
         counts[page] = found[0]
     assert len(set(counts.values())) == 1, counts
+
+
+def test_a_shell_block_does_not_write_the_file_a_later_one_adds_lessons_from() -> None:
+    """docs/cli.md's script wrote the recalled prompt to lessons.md with `2>lessons.md`, and the next section's
+    `lamar add --from lessons.md`, typed in the same folder, was refused: line 3 was the prompt's quoted lesson."""
+    for path in pages():
+        written: set[str] = set()
+        for block in parse(path):
+            if block.lang in {"console", "bash", "sh", "shell"}:
+                read = set(re.findall(r"--from\s+([\w./-]+)", block.code))
+                assert not read & written, f"{block.where} adds lessons from {read & written}, written above"
+                written |= set(re.findall(r"\d?>\s*([\w./-]+\.\w+)", block.code))
+
