@@ -88,7 +88,8 @@ def context_table(result: GymResult) -> list[str]:
 def _ratio(rows: list[dict[str, object]]) -> str:
     swift = _mean(column(rows, f"split_rate_{LANGUAGES[0]}_2000"))
     python = _mean(column(rows, f"split_rate_{LANGUAGES[1]}_2000"))
-    if math.isnan(swift) or math.isnan(python):
+    # A policy that injects the lesson in neither language (none) has no ratio, not a perfect one.
+    if math.isnan(swift) or math.isnan(python) or swift == python == 0.0:
         return "-"
     return "inf" if python == 0.0 else f"{swift / python:.1f}x"
 
