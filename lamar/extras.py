@@ -56,6 +56,30 @@ def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
             f'or {pip} install "lamar[{extra}] @ git+<repository URL>"')
 
 
+def upgrade_command(where: Mapping[str, Any] | None = None) -> str:
+    """The command that brings this Lamar to a newer version, for the way it was installed (see `install_command`).
+
+    >>> upgrade_command({"url": "https://example.org/lamar.git", "vcs_info": {"vcs": "git"}}).split(" install ")[1]
+    '-U "lamar @ git+https://example.org/lamar.git"'
+    """
+    import shlex
+    from urllib.parse import unquote, urlparse
+
+    pip = pip_command()
+    where = origin() if where is None else where
+    url = str(where.get("url", ""))
+    path = unquote(urlparse(url).path) if url.startswith("file:") else ""
+    if isinstance(where.get("dir_info"), Mapping) and os.path.isfile(os.path.join(path, "pyproject.toml")):
+        # An editable install runs the clone's code, but a reinstall brings any new dependency or command.
+        editable = "-e " if where["dir_info"].get("editable") else ""
+        return f'git -C {shlex.quote(path)} pull && {pip} install {editable}"{path}"'
+    vcs = where.get("vcs_info")
+    if isinstance(vcs, Mapping) and vcs.get("vcs") == "git" and url:
+        return f'{pip} install -U "lamar @ git+{url}"'  # the branch's head, not the commit installed
+    return (f'git pull in your clone of Lamar, then {pip} install -e ., '
+            f'or {pip} install -U "lamar @ git+<repository URL>"')
+
+
 def pip_command() -> str:
     """`python -m pip` for this interpreter: bare when `python` on PATH is it, else its full path."""
     import shlex
@@ -89,4 +113,4 @@ def require_extra(package: str, framework: str, extra: str, *modules: str) -> No
             raise ModuleNotFoundError(needs_extra(f"{package} needs {framework}", extra, exc), name=exc.name) from exc
 
 
-__all__ = ["install_command", "needs_extra", "origin", "pip_command", "require_extra"]
+__all__ = ["install_command", "needs_extra", "origin", "pip_command", "require_extra", "upgrade_command"]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lamar.extras import install_command, needs_extra, origin
+from lamar.extras import install_command, needs_extra, origin, upgrade_command
+from lamar.store.base import UnknownKind
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,3 +66,22 @@ def test_no_message_names_a_bare_pypi_install() -> None:
              if bare.search(line)]
     assert found == []
     assert needs_extra("lamar ui needs its web stack", "ui").startswith("lamar ui needs its web stack, the ui extra: ")
+
+
+def test_no_message_or_page_upgrades_by_a_bare_pypi_name() -> None:
+    # `pip install -U lamar` answers "no matching distribution": the refusal of a newer Lamar's store said it.
+    bare = re.compile(r"""pip install (-U|--upgrade) ['"]?lamar\b(?!\[| @)""")
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in [*sorted((ROOT / "lamar").rglob("*.py")),
+                                                           *sorted((ROOT / "docs").glob("*.md"))]
+             for n, line in enumerate(path.read_text().splitlines(), 1) if bare.search(line)]
+    assert found == []
+
+
+def test_the_upgrade_names_the_clone_the_git_url_or_both_ways() -> None:
+    clone = upgrade_command({"url": ROOT.as_uri(), "dir_info": {"editable": True}})
+    assert clone.startswith(f"git -C {ROOT} pull && ") and clone.endswith(f' install -e "{ROOT}"'), clone
+    git = {"url": "https://example.org/lamar.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
+    assert upgrade_command(git).endswith(' install -U "lamar @ git+https://example.org/lamar.git"')  # not the pin
+    neither = upgrade_command({})
+    assert "git pull" in neither and neither.endswith(' install -U "lamar @ git+<repository URL>"'), neither
+    assert upgrade_command() in str(UnknownKind("later"))

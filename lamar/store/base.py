@@ -94,9 +94,11 @@ class UnknownKind(CorruptStore):
     since an edit, or a backup put back, loses what that Lamar wrote."""
 
     def __init__(self, kind: str, where: str = "an event") -> None:
+        from lamar.extras import upgrade_command
+
         self.kind, self.where = kind, where
         super().__init__(f"{where} is of the kind {kind!r}, which this Lamar does not know: a newer Lamar wrote it. "
-                         "Upgrade lamar (pip install -U lamar) to open this store; it was left untouched")
+                         f"Upgrade lamar ({upgrade_command()}) to open this store; it was left untouched")
 
     def at(self, place: str) -> UnknownKind:
         """The same refusal, its place named first (the store's path or URL)."""
