@@ -31,13 +31,29 @@ _FORCE = rf"(?:--force(?!-with-lease|-if-includes)\b|\s{_FLAGS_F}\b)"
 _PUSH_END = (r"(?=\s*(?:$|[;|&)`\"'.,])|\s+(?:to|and|then|after|when|if|so|because|once|before|until|again|now"
              r"|instead|whenever)\b)")
 _CURRENT = r"(?:origin|upstream|head|\+head)"  # a remote, or the branch checked out, by name or as +HEAD
-# "Force push" said as an instruction, naming no branch. Not a noun ("a force push", "force push is disabled"),
-# not what someone else did ("someone force pushes", "was force-pushed"), not with a lease, and not where a
-# branch is named: a shared one is the pattern above's, another ("origin/fix", "the staging branch") is not shared.
+# Where "force push" is said as an instruction: opening a line or a clause, or after a word that leads in to a
+# verb (a conjunction, a modal, "to", "by", "try", an adverb). After any other word it is a noun in a sentence
+# about something else ("we discussed force push policies", "GitHub blocks force push"), and so after a subject.
+_LEADS_IN = (
+    "then", "and", "or", "so", "just", "simply", "always", "only", "also", "now", "first", "finally", "instead",
+    "again", "safely", "freely", "quickly", "immediately", "manually", "directly", "please", "do", "let's", "to",
+    "can", "could", "should", "must", "may", "might", "will", "would", "by", "try", "trying", "use", "using",
+    "via", "with", "consider", "considering", "start", "keep", "recommend", "suggest",
+)
+_PUNCT = "[.;:!?,()\\[\\]*>\"'`_~/&\u2013\u2014-]"
+# The lookahead first: the lookbehinds are tried only where the words start, not at every character.
+_SLOT = (rf"(?=force)(?:(?<![^\n])|(?<={_PUNCT})|(?<={_PUNCT} )"
+         + "".join(rf"|(?<=\b{word} )" for word in _LEADS_IN) + ")")
+# The verb in any form: "force push", "force-pushing", "force pushed" ("force pushed by the bot" is passive).
+_FORCE_PUSH = r"force[- ]?push(?:ed(?!\s+by\b)|ing|es)?(?![\w-])"
+# "Force push" said as an instruction, naming no branch. Not a noun ("force push is disabled", "force push
+# policies"), not with a lease, and not where a branch is named: a shared one is the shared-branch pattern's, another
+# ("origin/fix", "the staging branch") is not shared.
 _PUSH_WORDS = (
-    r"(?<![\w-])(?<!\ba )(?<!\bthe )(?<!\bany )(?<!\bone )(?<!\byou )(?<!\bwe )(?<!\bthey )(?<!\bsomeone )"
-    r"force[- ]?push(?![\w-])(?!\s+(?:is|was|are|were|has|had|will|would|can|could|may|might|does|did|protection"
-    r"|rules?|permissions?)\b|\s+(?:with[- ]lease|--force-with-lease)\b)"
+    rf"{_SLOT}{_FORCE_PUSH}(?!\s+(?:is|was|are|were|has|had|will|would|can|could|may|might|does|did|protection"
+    r"|rules?|permissions?|polic(?:y|ies)|rights?|access|settings?|options?|flags?|events?|restrictions?"
+    r"|privileges?|guidelines?|warnings?|alerts?|notifications?|detection|attempts?)\b"
+    r"|\s+(?:with[- ]lease|--force-with-lease)\b)"
     rf"(?!(?:\s+(?:it|them|this|that|the|your|my|our|changes|commits))*(?:\s+(?:to|onto|over))?"
     rf"\s+(?:(?:the|your|my|our)\s+)?(?:{_SHARED}\b|origin/|upstream/|[\w.-]+/[\w.-]|[\w.-]+\s+branch\b))"
 )
@@ -72,7 +88,7 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         # Every branch, the shared ones among them.
         rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?(?:\s--mirror\b|{_FORCE}[^\n;|&]{{0,200}}?\s--all\b"
         rf"|\s--all\b[^\n;|&]{{0,200}}?{_FORCE})"
-        rf"|\bforce[- ]?push(?:es|ed|ing)?\b(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
+        rf"|{_SLOT}{_FORCE_PUSH}(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
         rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED_NAME}"
     )),
     ("deletes a shared branch", re.compile(
