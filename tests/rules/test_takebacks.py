@@ -68,3 +68,21 @@ def test_a_model_is_not_shown_a_rule_taken_back(tmp_path: Path) -> None:
     plan = import_rules(Lamar(":memory:"), tmp_path, project="shop", model=model)
     assert "push to main" not in model.prompts[0] and "The deploy script" in model.prompts[0]
     assert [why for _, why in plan.skipped][-1] == "struck through: the file takes it back"
+
+
+def test_no_longer_before_a_verb_forbids_it_from_now_on(tmp_path: Path) -> None:
+    # Without brackets "No longer" is no mark on a rule the file takes back: it tells the agent to stop.
+    plan = _plan(tmp_path, "## Git\n- No longer commit lockfiles\n- No longer vendor dependencies\n"
+                           "- No longer supported on Windows\n")
+    assert [e.render() for e in plan.lessons] == [
+        "When working on shop (Git), no longer commit lockfiles.",
+        "When working on shop (Git), no longer vendor dependencies.",
+    ]
+    assert [(rule.line, why) for rule, why in plan.skipped] == [(4, "describes rather than directs")]
+
+
+def test_no_longer_before_a_command_is_no_instruction_to_run_it() -> None:
+    from lamar.safety.instructs import instructed_harm
+
+    assert instructed_harm("No longer run git push --force origin main") is None
+    assert instructed_harm("No longer git push --force origin main after a rebase") is None
