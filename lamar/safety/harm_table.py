@@ -47,13 +47,13 @@ _SLOT = (rf"(?=force)(?:(?<![^\n])|(?<={_PUNCT})|(?<={_PUNCT} )"
 # The verb in any form: "force push", "force-pushing", "force pushed" ("force pushed by the bot" is passive).
 _FORCE_PUSH = r"force[- ]?push(?:ed(?!\s+by\b)|ing|es)?(?![\w-])"
 # "Force push" said as an instruction, naming no branch. Not a noun ("force push is disabled", "force push
-# policies"), not with a lease, and not where a branch is named: a shared one is the shared-branch pattern's, another
-# ("origin/fix", "the staging branch") is not shared.
+# policies"), not with a lease ("with `--force-with-lease`" as code too), and not where a branch is named: a
+# shared one is the shared-branch pattern's, another ("origin/fix", "the staging branch") is not shared.
 _PUSH_WORDS = (
     rf"{_SLOT}{_FORCE_PUSH}(?!\s+(?:is|was|are|were|has|had|will|would|can|could|may|might|does|did|protection"
     r"|rules?|permissions?|polic(?:y|ies)|rights?|access|settings?|options?|flags?|events?|restrictions?"
     r"|privileges?|guidelines?|warnings?|alerts?|notifications?|detection|attempts?)\b"
-    r"|\s+(?:with[- ]lease|--force-with-lease)\b)"
+    r"|\s+(?:with[- ]lease|(?:(?:with|using)\s+)?[`\"']?--force-with-lease)\b)"
     rf"(?!(?:\s+(?:it|them|this|that|the|your|my|our|changes|commits))*(?:\s+(?:to|onto|over))?"
     rf"\s+(?:(?:the|your|my|our)\s+)?(?:{_SHARED}\b|origin/|upstream/|[\w.-]+/[\w.-]|[\w.-]+\s+branch\b))"
 )

@@ -40,6 +40,9 @@ def test_each_form_of_the_verb_is_named(text: str, reason: str) -> None:
     "The branch was force-pushed by the release bot",
     "A force-pushed branch loses its review comments",
     "Someone force pushed over the fix",
+    # A lease named as code, as rules files write it.
+    "Only force push with `--force-with-lease`",
+    "Force-push using \"--force-with-lease\" after a rebase",
 ])
 def test_a_force_push_named_but_not_instructed_is_not_named(text: str) -> None:
     assert instructed_harm(text) is None
