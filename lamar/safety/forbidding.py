@@ -18,6 +18,15 @@ _ALONGSIDE = frozenset([
     "rules", "list", "strictly", "absolutely", "critical", "important", "hard", "mistakes", "we", "i", "a",
     "at", "all", "here", "are", "is", "be", "done", "in", "repo", "project", "codebase",
 ])
+# "Never do these without explicit approval:", "## Never unless asked": the prohibition holds until someone who
+# may lift it does, so it still heads its list; other words after "without" or "unless" name something else.
+_UNLESS = frozenset(["without", "unless"])
+_LIFTED_BY = frozenset([
+    "explicit", "explicitly", "express", "expressly", "written", "prior", "direct", "user", "user's", "the", "a",
+    "an", "my", "your", "human", "maintainer", "maintainer's", "owner", "owner's", "approval", "approved",
+    "confirmation", "confirmed", "permission", "consent", "sign-off", "asking", "asked", "told", "instructed",
+    "requested", "first", "you", "are", "is", "it", "so", "to", "by", "me", "us", "says", "asks", "request",
+])
 _WORD = re.compile(r"[a-z][a-z'-]*")
 
 
@@ -26,10 +35,15 @@ def forbids(label: str) -> bool:
 
     >>> [forbids(h) for h in ("Never", "Don'ts ❌", "**Things to avoid**:", "Do's and Don'ts", "Never push")]
     [True, True, True, False, False]
+    >>> forbids("NEVER do these without explicit approval:"), forbids("Never without a timeout")
+    (True, False)
     """
     words = _WORD.findall(label.casefold().replace("’", "'"))
+    cut = next((n for n, w in enumerate(words) if w in _UNLESS), len(words))
+    words, lifted = words[:cut], words[cut + 1:]
     return (any(w in _FORBIDDING for w in words)
-            and all(w in _FORBIDDING or w in _ALONGSIDE for w in words))
+            and all(w in _FORBIDDING or w in _ALONGSIDE for w in words)
+            and all(w in _LIFTED_BY for w in lifted))
 
 
 def neutral(text: str) -> bool:

@@ -145,3 +145,15 @@ def test_a_rule_held_without_its_prohibition_is_not_doubled_and_the_edit_is_name
     lam.add(held)
     assert [e.render() for e in import_rules(lam, tmp_path, project="shop").lessons] == [
         "When working on shop, never: push to main."]
+
+
+def test_a_lead_in_that_forbids_unless_approved_heads_its_list(tmp_path: Path) -> None:
+    # "Without explicit approval" or "unless asked" after the words that forbid keeps them a prohibition.
+    text = ("NEVER do these without explicit approval:\n- `rm -rf` or recursive deletes\n- `DROP TABLE users`\n\n"
+            "## Never unless the user asks\n- force push\n")
+    assert _lessons(tmp_path, text) == [
+        "When working on shop, NEVER do these without explicit approval: `rm -rf` or recursive deletes.",
+        "When working on shop, NEVER do these without explicit approval: `DROP TABLE users`.",
+        "When working on shop, never unless the user asks: force push.",
+    ]
+    assert instructed_harm(text) is None
