@@ -78,12 +78,10 @@ _AFTER_CONDITION = frozenset([
 # fixtures/"): the verb instructs when an object or a manner follows it, or the rule says when to do it.
 _VERB_OR_NOUN = _DOES | _AFTER_CONDITION | frozenset(["mock", "stub", "patch", "benchmark", "profile", "cache"])
 _OBJECT = frozenset(["the", "a", "an", "all", "any", "each", "every", "your", "its", "their", "this", "these",
-                     "those", "it", "them", "with", "using", "via", "before", "after"])
+                     "those", "it", "them", "with", "using", "via", "before", "after", "onto", "into"])
 _WHEN_TO = re.compile(r"\b(?:before|after|until|unless|so\s+that|to\s+keep|to\s+avoid|instead)\b", re.IGNORECASE)
 _STATES = re.compile(r"\b(?:is|are|was|were|has|have|happens|runs|lives|goes|takes|starts|fails|gets)\b",
                      re.IGNORECASE)
-# "No longer <verb> ...": what not to do any more; "(no longer)" in brackets marks a rule taken back instead.
-_NO_LONGER = re.compile(r"^[*_`\s]*no\s+longer\s+(\S.*)$", re.IGNORECASE)
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 # Possessive spaces around the condition, which starts at a letter: a run of spaces is taken one way only.
@@ -289,11 +287,10 @@ def _verb_first(text: str) -> bool:
 def _directs(text: str) -> bool:
     if _DIRECTIVE.search(text) or _command_reference(text):
         return True
-    stops = _NO_LONGER.match(text)
-    if stops:
-        from lamar.sentence import opens_with_verb
+    from lamar.rules.phrasings import directs_otherwise
 
-        return opens_with_verb(stops.group(1))  # "No longer commit lockfiles": stop doing it
+    if directs_otherwise(text):
+        return True  # "No `git push --force`", "Pushing to main is prohibited", "You may rebase"
     stated = _CONDITION.match(text)
     if stated and _verb_first(stated.group(2)):
         return True  # "When a test fails with KeyError, print the keys": a verb after a condition instructs

@@ -8,8 +8,9 @@ import re
 
 # A word that forbids what follows it: a command it governs is a prohibition, not an instruction.
 _MARKER = (
-    r"(?:never|not|no\s+longer|no|\w{0,6}n['’]t|avoid(?:ing)?|refrain\s+from|stop|instead\s+of|rather\s+than|without"
-    r"|forbid(?:den)?|prohibit(?:ed)?|banned|beware\s+of|careful\s+with|not\s+allowed\s+to)"
+    r"(?:never|not|under\s+no\s+circumstances|no\s+longer|no|\w{0,6}n['’]t|avoid(?:ing)?|refrain\s+from|stop"
+    r"|instead\s+of|rather\s+than|without|forbid(?:den)?|prohibit(?:ed)?|banned|beware\s+of|careful\s+with"
+    r"|not\s+allowed\s+to)"
 )
 _VERB = (
     r"(?:run|runs|running|ran|use|uses|using|used|call|calling|execute|executing|type|typing|issue|issuing"

@@ -1,0 +1,43 @@
+"""`directs_otherwise`: a rule phrased without "never", "must" or an opening verb, as rules files often phrase
+a prohibition ("No `git push --force`", "Pushing to main is prohibited") or a permission ("You may ...")."""
+
+from __future__ import annotations
+
+import re
+
+# A verdict on an act, or leave to do it: "... is prohibited", "... need confirmation", "Feel free to rebase".
+_SAYS = re.compile(
+    r"\b(?:under\s+no\s+circumstances|prohibited|disallowed|off-limits|not\s+(?:allowed|permitted)"
+    r"|(?:requires?|needs?)\s+(?:(?:explicit|express|prior|written|user|human)\s+)?(?:confirmation|approval|permission"
+    r"|consent|sign-off)|feel\s+free\s+to|you\s+may|(?:it['’]?s|it\s+is)\s+(?:ok|okay|fine|safe)\s+to)\b",
+    re.IGNORECASE)
+# "No longer <verb> ...": what not to do any more; "(no longer)" in brackets marks a rule taken back instead.
+_NO_LONGER = re.compile(r"^[*_`\s]*no\s+longer\s+(\S.*)$", re.IGNORECASE)
+# "No <act> ...": what not to do, named with no verb of its own ("No emojis in commit messages"); "No tests
+# exist for X" states a fact. A clause after "unless" or "after" may have a verb of its own.
+_NO = re.compile(r"^[*_\s]*no\s+(?!one\b|longer\b)(\S.*)$", re.IGNORECASE)
+_CLAUSE = re.compile(r"\b(?:unless|until|after|before|when|if|because|since|while|once|that|which|as)\b",
+                     re.IGNORECASE)
+_FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|exists?|existed|seems?|happens?|runs?|works?|gets?"
+                     r"|goes|went|lives|takes|means|will|would|can|could|does|did|shows?|contains?|stays?)\b",
+                     re.IGNORECASE)
+
+
+def directs_otherwise(text: str) -> bool:
+    """Whether a block that has no directive word and opens with no instruction's verb still directs.
+
+    >>> [directs_otherwise(t) for t in ("No amend unless asked", "No tests exist for it", "Pushing is prohibited")]
+    [True, False, True]
+    """
+    if _SAYS.search(text):
+        return True
+    stops = _NO_LONGER.match(text)
+    if stops:
+        from lamar.sentence import opens_with_verb
+
+        return opens_with_verb(stops.group(1))  # "No longer commit lockfiles": stop doing it
+    act = _NO.match(text)
+    return act is not None and not _FINITE.search(_CLAUSE.split(act.group(1), maxsplit=1)[0])
+
+
+__all__ = ["directs_otherwise"]
