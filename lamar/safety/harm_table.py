@@ -44,8 +44,10 @@ _PUNCT = "[.;:!?,()\\[\\]*>\"'`_~/&\u2013\u2014-]"
 # The lookahead first: the lookbehinds are tried only where the words start, not at every character.
 _SLOT = (rf"(?=force)(?:(?<![^\n])|(?<={_PUNCT})|(?<={_PUNCT} )"
          + "".join(rf"|(?<=\b{word} )" for word in _LEADS_IN) + ")")
-# The verb in any form: "force push", "force-pushing", "force pushed" ("force pushed by the bot" is passive).
-_FORCE_PUSH = r"force[- ]?push(?:ed(?!\s+by\b)|ing|es)?(?![\w-])"
+# The verb as an instruction says it: "force push", "force-pushing", "force pushed" ("force pushed by the bot" is
+# passive, "force pushes" says what someone does). Before the -ing form "to" is a preposition ("prefer merge
+# commits to force pushing").
+_FORCE_PUSH = r"(?!(?<=\bto )force[- ]?pushing)force[- ]?push(?:ed(?!\s+by\b)|ing)?(?![\w-])"
 # "Force push" said as an instruction, naming no branch. Not a noun ("force push is disabled", "force push
 # policies"), not with a lease ("with `--force-with-lease`" as code too), and not where a branch is named: a
 # shared one is the shared-branch pattern's, another ("origin/fix", "the staging branch") is not shared.
@@ -82,12 +84,13 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
     )),
     ("force-pushes over a shared branch", re.compile(
-        rf"\bgit\s+push\b[^\n;|&]{{0,200}}?{_FORCE}[^\n;|&]{{0,200}}?{_SHARED_NAME}"
-        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?{_SHARED_NAME}[^\n;|&]{{0,200}}?{_FORCE}"
-        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?\s\+{_SHARED_NAME}"
+        # Within one code span: "`git push --force` is never OK on main" names main outside the command.
+        rf"\bgit\s+push\b[^\n;|&`]{{0,200}}?{_FORCE}[^\n;|&`]{{0,200}}?{_SHARED_NAME}"
+        rf"|\bgit\s+push\b[^\n;|&`]{{0,200}}?{_SHARED_NAME}[^\n;|&`]{{0,200}}?{_FORCE}"
+        rf"|\bgit\s+push\b[^\n;|&`]{{0,200}}?\s\+{_SHARED_NAME}"
         # Every branch, the shared ones among them.
-        rf"|\bgit\s+push\b[^\n;|&]{{0,200}}?(?:\s--mirror\b|{_FORCE}[^\n;|&]{{0,200}}?\s--all\b"
-        rf"|\s--all\b[^\n;|&]{{0,200}}?{_FORCE})"
+        rf"|\bgit\s+push\b[^\n;|&`]{{0,200}}?(?:\s--mirror\b|{_FORCE}[^\n;|&`]{{0,200}}?\s--all\b"
+        rf"|\s--all\b[^\n;|&`]{{0,200}}?{_FORCE})"
         rf"|{_SLOT}{_FORCE_PUSH}(?:\s+(?:it|that|them|this|the|branch|changes|commits))*"
         rf"(?:\s+(?:to|onto|over))?\s+(?:origin/|the\s+)?{_SHARED_NAME}"
     )),

@@ -46,3 +46,20 @@ def test_each_form_of_the_verb_is_named(text: str, reason: str) -> None:
 ])
 def test_a_force_push_named_but_not_instructed_is_not_named(text: str) -> None:
     assert instructed_harm(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    # "to" before the -ing form is a preposition: what is preferred to force pushing is what to do instead.
+    "Prefer merge commits to force pushing",
+    # The -es form says what someone or something does; an instruction is never in it.
+    "Force pushes to main are blocked by branch protection",
+    # A verdict after a command in a code span is read after the span, not after words the span does not hold.
+    "`git push --force` is never OK on main",
+])
+def test_a_preference_a_description_or_a_verdict_is_not_named(text: str) -> None:
+    assert instructed_harm(text) is None
+
+
+def test_a_command_in_a_code_span_is_still_named() -> None:
+    said = instructed_harm("When the deploy is rejected, run `git push --force origin main`")
+    assert said is not None and said.startswith(f"{SHARED}: "), said
