@@ -41,9 +41,13 @@ _LEADS_IN = (
     "via", "with", "consider", "considering", "start", "keep", "recommend", "suggest",
 )
 _PUNCT = "[.;:!?,()\\[\\]*>\"'`_~/&\u2013\u2014-]"
+_LED_IN = (rf"(?:(?<![^\n])|(?<={_PUNCT})|(?<={_PUNCT} )"
+           + "".join(rf"|(?<=\b{word} )" for word in _LEADS_IN) + ")")
 # The lookahead first: the lookbehinds are tried only where the words start, not at every character.
-_SLOT = (rf"(?=force)(?:(?<![^\n])|(?<={_PUNCT})|(?<={_PUNCT} )"
-         + "".join(rf"|(?<=\b{word} )" for word in _LEADS_IN) + ")")
+_SLOT = rf"(?=force){_LED_IN}"
+# The same for switching off tests or hooks: "We discussed disabling flaky tests" and "CI fails if someone skips
+# the hooks" name it in a sentence about something else.
+_SWITCH_SLOT = rf"(?=disabl|comment|turn|bypass|silenc|mut|delet|remov|skip|mark){_LED_IN}"
 # The verb as an instruction says it: "force push", "force-pushing", "force pushed" ("force pushed by the bot" is
 # passive, "force pushes" says what someone does). Before the -ing form "to" is a preposition ("prefer merge
 # commits to force pushing").
@@ -113,14 +117,16 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\bgit\s+(?:commit|push|merge|rebase|am)\b[^\n;|&]{0,100}?--no-verify\b|--no-verify\b"
         r"|\bgit\s+commit\s+(?:-\S+\s+)*-[a-z]*n[a-z]*\b(?!\S)"
         r"|\bcore\.hookspath\s+/dev/null|\brm\s+(?:-\S+\s+)*\.git/hooks\b|\bhusky(?:_skip_hooks)?=[01]\b"
-        r"|\b(?:disabl|comment(?:ing)? out|turn(?:ing)? off|bypass|silenc|mut)(?:e|es|ed|ing|s)?\s+"
+        rf"|{_SWITCH_SLOT}(?:disabl|comment(?:ing)? out|turn(?:ing)? off|bypass|silenc|mut)(?:e|es|ed|ing|s)?\s+"
         r"(?:the\s+|all\s+|any\s+)*"
         r"(?:failing\s+|flaky\s+|broken\s+|red\s+|unit\s+|pre-commit\s+|git\s+)*(?:tests?|test suite|hooks?|checks?|ci"
         r"|verification|ssl verification|certificate (?:verification|checks?)"
         r"|signature (?:verification|checks?)|assertions?)\b"
-        r"|\b(?:delet|remov|skip)(?:e|es|ed|ing|s|ping|ped)?\s+(?:the\s+|all\s+|any\s+)*(?:(?:failing|flaky|broken|red)"
-        r"\s+tests?|(?:pre-commit\s+|git\s+)?hooks?|verification|ssl verification|ci checks?)\b"
-        r"|\bmark(?:s|ed|ing)?\s+(?:the\s+|all\s+|any\s+)*failing\s+tests?\s+(?:as\s+)?(?:skip(?:ped)?|xfail)\b"
+        rf"|{_SWITCH_SLOT}(?:delet|remov|skip)(?:e|es|ed|ing|s|ping|ped)?\s+(?:the\s+|all\s+|any\s+)*"
+        r"(?:(?:failing|flaky|broken|red)\s+tests?|(?:pre-commit\s+|git\s+)?hooks?|verification|ssl verification"
+        r"|ci checks?)\b"
+        rf"|{_SWITCH_SLOT}mark(?:s|ed|ing)?\s+(?:the\s+|all\s+|any\s+)*failing\s+tests?\s+(?:as\s+)?"
+        r"(?:skip(?:ped)?|xfail)\b"
         r"|\b(?:pytest|tox|make\s+test|npm\s+(?:run\s+)?test|yarn\s+test|cargo\s+test|go\s+test)\b[^\n;|&]{0,100}"
         r"\|\|\s*(?:true\b|:(?!\w)|exit\s+0\b)"
         r"|\bverify\s*=\s*false\b|\bgit_ssl_no_verify\s*=\s*(?:1|true)\b|--no-check-certificate\b"
