@@ -9,7 +9,7 @@ import re
 _SAYS = re.compile(
     r"\b(?:under\s+no\s+circumstances|prohibited|disallowed|off-limits|not\s+(?:allowed|permitted)"
     r"|(?:requires?|needs?)\s+(?:(?:explicit|express|prior|written|user|human)\s+)?(?:confirmation|approval|permission"
-    r"|consent|sign-off)|feel\s+free\s+to|you\s+may|(?:it['’]?s|it\s+is)\s+(?:ok|okay|fine|safe)\s+to)\b",
+    r"|consent|sign-off)|feel\s+free\s+to|you\s+may|(?:^|(?:it['’]?s|it\s+is)\s+)(?:ok|okay|fine|safe)\s+to)\b",
     re.IGNORECASE)
 # "No longer <verb> ...": what not to do any more; "(no longer)" in brackets marks a rule taken back instead.
 _NO_LONGER = re.compile(r"^[*_`\s]*no\s+longer\s+(\S.*)$", re.IGNORECASE)

@@ -1,5 +1,5 @@
-"""Rules a rules file takes back itself: struck through (`~~...~~`), marked "(no longer)" or "[deprecated]",
-or followed by an item that says "Never mind the rule above"; `lamar.rules.parse` leaves them out."""
+"""Rules a rules file takes back itself: struck through (`~~...~~`), marked "(no longer)", "[removed]" or
+"(not anymore)", or followed by an item that says "Never mind the rule above"; `lamar.rules.parse` leaves them out."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from collections.abc import Sequence
 
 # A struck span reads up to the next "~", so each character is read once whatever the text.
 _STRUCK = re.compile(r"~~([^~]+)~~")
-_MARK = r"[(\[]\s*(?:no\s+longer|deprecated|obsolete|outdated|retired|withdrawn|superseded)\s*[)\]]"
-_MARKED_FIRST = re.compile(rf"^[\s*_]*({_MARK})")
-# At the end only "no longer ...": "Never call `foo()` (deprecated)" says what is deprecated, not the rule.
-_MARKED_LAST = re.compile(r"([(\[]\s*no\s+longer(?:\s+[\w-]+){0,3}\s*[)\]])[\s.]*$")
+_MARK = r"[(\[]\s*(?:no\s+longer|deprecated|obsolete|outdated|retired|withdrawn|superseded|removed)\s*[)\]]"
+_MARKED_FIRST = re.compile(rf"^[\s*_]*({_MARK})", re.IGNORECASE)
+# At the end only "no longer ..." and "not anymore": "Never call `foo()` (deprecated)" says what is deprecated,
+# not the rule.
+_MARKED_LAST = re.compile(r"([(\[]\s*(?:no\s+longer(?:\s+[\w-]+){0,3}|not\s+any\s?more)\s*[)\]])[\s.]*$",
+                          re.IGNORECASE)
 _REF = (r"(?:(?:the|that|this|my)\s+)?(?:(?:previous|last|preceding)\s+)?(?:rule|item|line|point|bullet|one)"
         r"(?:\s+above)?|(?:the\s+)?above|that")
 _TAKES_BACK = re.compile(

@@ -59,3 +59,8 @@ def test_the_rules_read_so_are_not_warned_as_harm(tmp_path: Path) -> None:
     for line in ("You may force push to your own branches", "Feel free to rebase and force push your PR branch",
                  "No `git push --force` to protected branches", "Under no circumstances git push --force origin main"):
         assert instructed_harm(line) is None, line
+
+
+def test_ok_to_opening_a_rule_permits(tmp_path: Path) -> None:
+    assert _read(tmp_path, "Ok to force push your own branches") == (
+        "When working on shop (Git), Ok to force push your own branches.")

@@ -86,3 +86,14 @@ def test_no_longer_before_a_command_is_no_instruction_to_run_it() -> None:
 
     assert instructed_harm("No longer run git push --force origin main") is None
     assert instructed_harm("No longer git push --force origin main after a rebase") is None
+
+
+def test_a_rule_marked_removed_or_not_anymore_is_taken_back(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "## Git\n- (Removed) Run migrations by hand\n- [REMOVED] Use Python 3.9 for scripts\n"
+                           "- Run the seed script before tests (not anymore)\n- Never call `load()` (removed)\n")
+    assert [e.render() for e in plan.lessons] == ["When working on shop (Git), never call `load()` (removed)."]
+    assert [(rule.line, why) for rule, why in plan.skipped] == [
+        (2, "marked '(Removed)': the file takes it back"),
+        (3, "marked '[REMOVED]': the file takes it back"),
+        (4, "marked '(not anymore)': the file takes it back"),
+    ]
