@@ -21,6 +21,9 @@ _CLAUSE = re.compile(r"\b(?:unless|until|after|before|when|if|because|since|whil
 _FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|exists?|existed|seems?|happens?|runs?|works?|gets?"
                      r"|goes|went|lives|takes|means|will|would|can|could|does|did|shows?|contains?|stays?)\b",
                      re.IGNORECASE)
+# "No tests yet", "No CI on forks for now": how the project stands today, which names nothing to forbid.
+_FOR_NOW = re.compile(r"\b(?:yet|so\s+far|for\s+now|at\s+(?:the\s+moment|present)|currently|right\s+now)\b",
+                      re.IGNORECASE)
 
 
 def directs_otherwise(text: str) -> bool:
@@ -37,7 +40,10 @@ def directs_otherwise(text: str) -> bool:
 
         return opens_with_verb(stops.group(1))  # "No longer commit lockfiles": stop doing it
     act = _NO.match(text)
-    return act is not None and not _FINITE.search(_CLAUSE.split(act.group(1), maxsplit=1)[0])
+    if act is None:
+        return False
+    named = _CLAUSE.split(act.group(1), maxsplit=1)[0]
+    return not _FINITE.search(named) and not _FOR_NOW.search(named)
 
 
 __all__ = ["directs_otherwise"]
