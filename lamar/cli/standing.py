@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
 
 from lamar.cli.render import bound, interval, no_evidence, plural, when
 from lamar.experience import Experience
+from lamar.policy.dropped import DROP_MARGIN
 from lamar.policy.history import EvidencePoint
 from lamar.policy.verdicts import Evidence
 
 SMALL_EFFECT = 0.1  # a tenth of a reward point: about five points of success rate when rewards are +-1
-DROP_MARGIN = 0.05  # "dropped" needs an estimate below -0.05: -0.001 is a zero, not a judgement
 
 # name -> (colour, what it means); the order is the legend's
 STANDINGS = {
@@ -34,7 +33,7 @@ def standing(ev: Evidence) -> str:
     """
     if ev.verdict.value != "unknown":
         return ev.verdict.value
-    if math.isfinite(ev.estimate) and ev.estimate < -DROP_MARGIN:
+    if ev.dropped:
         return "dropped"
     if no_evidence(ev.lower, ev.upper):
         return "unproven"

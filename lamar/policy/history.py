@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 POINTS = 48  # evidence points kept per lesson: when full, every other one goes and the spacing doubles
 TRAIL = 40  # audit-trail entries kept per lesson (the first, "added", and the latest)
+UNKNOWN = (-1, 0.0)  # when a lesson was last chosen, in a state that did not record it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +64,7 @@ class History:
     """
 
     __slots__ = ("points", "stride", "trail", "trail_dropped", "injected_in", "held_out_in", "last_seq",
-                 "last_time")
+                 "last_time", "chosen", "fell")
 
     def __init__(self) -> None:
         # Rows as stored (see _point_row): made EvidencePoints only when viewed, so that opening an
@@ -77,11 +78,32 @@ class History:
         self.held_out_in = 0
         self.last_seq = 0  # the last outcome that moved the evidence (the "now" point is dated by it)
         self.last_time = 0.0
+        # (reported eligible episodes, time) at the last one that chose the lesson (injected it or held it
+        # out by its coin) and at the last fall of its injected rewards: what says that the selection has
+        # dropped it, and since when (lamar.policy.dropped). 0: none yet; UNKNOWN: not recorded.
+        self.chosen: tuple[int, float] = (0, 0.0)
+        self.fell: tuple[int, float] = (0, 0.0)
 
     def observed(self, eligible: int, seq: int, time: float) -> bool:
         """Note an outcome that moved the evidence; True when a point is due (then call `add`)."""
         self.last_seq, self.last_time = seq, time
+        # The fold's observe marked this episode's count (it knows nothing of time): dated here.
+        if self.chosen[0] == eligible:
+            self.chosen = (eligible, time)
+        if self.fell[0] == eligible:
+            self.fell = (eligible, time)
+            self.note(time, "its injected rewards fell: the selection restarted from the episodes since, and its "
+                            "evidence restarts")
         return eligible == 1 or eligible % self.stride == 0
+
+    def since_chosen(self, eligible: int) -> dict[str, Any]:
+        """`Evidence`'s unchosen, chosen_at and fell_at for a lesson with `eligible` reported episodes; none
+        when they are not known (`UNKNOWN`)."""
+        chosen, fell = self.chosen, self.fell
+        if chosen[0] < 0:
+            return {}
+        return {"unchosen": eligible - chosen[0], "chosen_at": chosen[1] if chosen[0] and chosen[1] else None,
+                "fell_at": fell[1] if fell[0] > 0 and fell[1] else None}
 
     def add(self, point: EvidencePoint) -> None:
         self.points.append(_point_row(point))
@@ -107,7 +129,8 @@ class History:
     def to_dict(self) -> dict[str, Any]:
         return {"points": [list(row) for row in self.points], "stride": self.stride,
                 "trail": [list(entry) for entry in self.trail], "trail_dropped": self.trail_dropped,
-                "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time]}
+                "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time],
+                "chosen": list(self.chosen), "fell": list(self.fell)}
 
     def copy(self) -> History:
         """An independent copy, equal in `to_dict` (its lists are copied; their rows and entries
@@ -117,6 +140,7 @@ class History:
         out.stride, out.trail_dropped = self.stride, self.trail_dropped
         out.injected_in, out.held_out_in, out.last_seq, out.last_time = (
             self.injected_in, self.held_out_in, self.last_seq, self.last_time)
+        out.chosen, out.fell = self.chosen, self.fell
         return out
 
     @classmethod
@@ -133,6 +157,9 @@ class History:
         history.injected_in, history.held_out_in = (int(n) for n in data["counts"])
         seq, time = data["last"]
         history.last_seq, history.last_time = int(seq), float(time)
+        for name in ("chosen", "fell"):  # absent from a state saved before they were kept: not known
+            at, when = data.get(name, UNKNOWN)
+            setattr(history, name, (int(at), float(when)))
         return history
 
 
@@ -161,4 +188,4 @@ def _point_of(row: tuple[Any, ...]) -> EvidencePoint:
                          randomized=int(randomized), eligible=int(eligible), restarts=int(restarts))
 
 
-__all__ = ["POINTS", "TRAIL", "EvidencePoint", "History", "LessonHistory", "point"]
+__all__ = ["POINTS", "TRAIL", "UNKNOWN", "EvidencePoint", "History", "LessonHistory", "point"]

@@ -55,8 +55,11 @@ class LessonState:
             self.injected += 1
         elif p > 0.0:
             self.held_out += 1
+        if injected or p > 0.0:
+            self.history.chosen = (self.eligible, 0.0)  # dated by `note_evidence`
         excursion = self.detector.update(reward, injected, sigma)
         if excursion is not None:
+            self.history.fell = (self.eligible, 0.0)
             self._restart(*excursion)
             return  # the episode that proved the fall is in the excursion, and after it the new segment starts
         self.arms.record(reward, injected, policy.discount)
@@ -141,6 +144,7 @@ class LessonState:
             restarts=self.restarts,
             estimate=self.arms.estimate,
             slices=self.slices.evidence(*self.alphas(policy)),
+            **self.history.since_chosen(self.eligible),
         )
 
     def note_evidence(self, seq: int, time: float, policy: Policy, n_lessons: int, *, always: bool = False) -> None:

@@ -167,6 +167,12 @@ class Evidence:
     estimate: float  # the selection model's (discounted, non-randomized) view of the lift
     # "key=value" -> evidence within that slice of the context, for slices with enough data
     slices: Mapping[str, SliceEvidence] = dataclasses.field(default_factory=dict)
+    # Reported episodes of its scope since the selection last chose it (injected it or held it out), and
+    # when that was and when its injected rewards last fell; None where not recorded (`dropped`). The times
+    # date the log's events: two stores folding the same calls at other moments hold equal evidence.
+    unchosen: int | None = None
+    chosen_at: float | None = dataclasses.field(default=None, compare=False)
+    fell_at: float | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _clip_lift(self)
@@ -175,6 +181,14 @@ class Evidence:
     def measured(self) -> bool:
         """False while the interval says nothing of the lift: unknown, or spanning all of [-2, 2]."""
         return measured(self.lower, self.upper)
+
+    @property
+    def dropped(self) -> bool:
+        """True when the selection has dropped the lesson: no verdict, and an estimate below -0.05, so it is
+        rarely chosen and its evidence coin rarely flipped (harm suspected, not proven: `lamar.policy.dropped`)."""
+        from lamar.policy.dropped import is_dropped
+
+        return is_dropped(self)
 
     __repr__ = _repr
 
@@ -186,11 +200,14 @@ class Evidence:
         >>> Evidence("exp_1", Verdict.UNKNOWN, 1.97, -2.0, 2.0, 7, 1, 6, 7, 0, -0.3).summary()
         'no evidence yet: 7 randomized episodes leave every lift from -2 to +2 possible'
         """
+        from lamar.policy.dropped import dropped_text
+
+        dropped = f"; {text}" if (text := dropped_text(self)) else ""  # a verdict's "unknown" is not the whole story
         if not self.measured:
-            return no_evidence_yet(self.randomized, self.restarts)
+            return no_evidence_yet(self.randomized, self.restarts) + dropped
         lower, upper = (f"{b:+.2f}" if math.isfinite(b) else f"{b:+}" for b in (self.lower, self.upper))
         episodes = "1 randomized episode" if self.randomized == 1 else f"{self.randomized} randomized episodes"
-        return f"lift {self.lift:+.2f}, interval [{lower}, {upper}] from {episodes}"
+        return f"lift {self.lift:+.2f}, interval [{lower}, {upper}] from {episodes}{dropped}"
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-safe values: an infinite bound (no evidence yet) becomes None, and so does the

@@ -14,7 +14,7 @@ from typing import Any
 from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.features import Slice, Slices
-from lamar.policy.history import History
+from lamar.policy.history import UNKNOWN, History
 from lamar.policy.ledger import Ledger
 from lamar.policy.lesson import LessonState
 from lamar.policy.selection import ArmStats
@@ -83,7 +83,8 @@ def decode(text: str, experience: Callable[[str], Experience]) -> LessonState:
     for name, number in zip(_COUNTS, numbers[at:at + len(_COUNTS)], strict=True):
         setattr(state, name, number)
     at += len(_COUNTS)
-    state.history = History()  # a row keeps none (`stored`)
+    state.history = History()  # a row keeps none (`stored`), nor when the lesson was last chosen
+    state.history.chosen = state.history.fell = UNKNOWN
     slices = state.slices = Slices()
     for key, value in names:
         part = slices.slices[(key, value)] = Slice.__new__(Slice)
