@@ -11,6 +11,7 @@ from lamar.cli.render import dump_json, interval, lesson_line, lift, plural, sco
 from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
 from lamar.experience import Experience
+from lamar.policy.dropped import DROP_MARGIN
 from lamar.policy.verdicts import Evidence
 from lamar.store.base import folded_rows
 
@@ -154,3 +155,7 @@ def print_lessons(rows: Sequence[tuple[Experience, Evidence]], width: int) -> No
         print(f"{exp.id:<20}  {exp.status.value:<9}  {ev.verdict.value:<7}  {lift(ev.lift, ev.lower, ev.upper):>6}  "
               f"{interval(ev.lower, ev.upper):<16}  {ev.injected:>5}  {ev.held_out:>5}  "
               f"{scope_shown:<{column}}  {lesson_line(exp, width)}")
+    dropped = [exp.id for exp, ev in rows if exp.status.value != "retired" and ev.dropped]
+    if dropped:  # their verdict reads unknown like any other's: what else is known is said here
+        print(f"\ndropped by the selection (its estimate of the lift is below -{DROP_MARGIN:g}, so it is rarely "
+              f"chosen; harm is not proven): {', '.join(dropped)}; `lamar show ID` says since when")

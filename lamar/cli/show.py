@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,8 @@ from lamar.cli.render import (
 )
 from lamar.cli.session import open_engine, resolve_id
 from lamar.cli.timeline import EvidencePoint, latest_appearances, logged_counts, thin
-from lamar.experience import Experience
+from lamar.experience import Experience, Status
+from lamar.policy.dropped import dropped_text
 from lamar.policy.history import POINTS, LessonHistory
 from lamar.policy.verdicts import Evidence, no_evidence_yet
 
@@ -85,6 +87,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         dump_json({
             **exp.to_dict(),
             "evidence": ev.to_dict(),
+            "dropped": dropped_text(ev) if exp.status is not Status.RETIRED else "",
             "provenance_text": provenance_lines(exp.provenance),
             "history": [{"time": t, "event": text} for t, text in trail],
             "trajectory": [p.to_dict() for p in past.points],
@@ -132,6 +135,8 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
     print(f"\nevidence       {ev.verdict.value}: {measure}")
     print(f"               {ev.injected} injected, {ev.held_out} held out, {ev.eligible} eligible "
           f"(reported), {plural(ev.restarts, 'restart')}; selection estimate {number(ev.estimate)}")
+    if exp.status is not Status.RETIRED and ev.dropped:
+        print(textwrap.fill(dropped_text(ev), 110, initial_indent="selection      ", subsequent_indent=" " * 15))
 
 
 _LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the interval runs past the axis"

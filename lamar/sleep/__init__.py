@@ -17,6 +17,8 @@ from lamar.policy.verdicts import Verdict
 from lamar.sleep.acknowledged import acknowledged_with
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction, still_folds
 from lamar.sleep.consolidate import consolidate, normalize
+from lamar.sleep.dropped import KIND as RETIRE_DROPPED
+from lamar.sleep.dropped import propose_retiring_dropped, still_dropped
 from lamar.sleep.kinds import candidate_lesson, kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.narrow import propose_narrowing, still_splits
@@ -90,6 +92,9 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         proposals = [p for p in proposals if not (p.kind == "retire" and p.experience_ids[0] in narrowed)]
         at = sum(1 for p in proposals if p.kind == "retire")
         proposals[at:at] = narrow
+    # After the rest: a lesson a narrowing or a merge would change is judged again once that is done.
+    touched = frozenset(i for p in proposals for i in p.experience_ids)
+    proposals += propose_retiring_dropped(lam, skip=touched)
     compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than, keep_unreported=keep_unreported)
     if compact is not None:
         proposals.append(compact)
@@ -301,7 +306,7 @@ def _removed_since(events: Iterable[Event], made_at: int = 0) -> dict[str, str]:
 
 # Kinds judged on the lessons' evidence alone: an edit that kept the evidence (a wording fix)
 # leaves their judgement standing, and apply re-checks that evidence anyway.
-_ON_EVIDENCE = frozenset({"retire", "promote", "narrow"})
+_ON_EVIDENCE = frozenset({"retire", "promote", "narrow", RETIRE_DROPPED})
 
 
 def _edited_since(proposal: Proposal, exp_id: str, version: int, restarts: int) -> str:
@@ -342,6 +347,8 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
                        f"(verdict now {verdict.value})"
     if proposal.kind == "narrow":
         return still_splits(lam, proposal)
+    if proposal.kind == RETIRE_DROPPED:
+        return still_dropped(lam, proposal)
     if proposal.kind == "compact":
         return still_folds(lam, proposal)
     if proposal.kind == "candidate":

@@ -14,7 +14,7 @@ from lamar._errors import InvalidReport, echoed
 from lamar.policy.verdicts import Verdict
 from lamar.storable import finite_number, whole_number
 
-PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
+PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact", "retire_dropped")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Proposal:
 
     Attributes:
         id: stable id, the same for the same change against the same lessons.
-        kind: retire | narrow | merge | contradiction | candidate | promote | compact.
+        kind: retire | narrow | merge | contradiction | candidate | promote | compact | retire_dropped.
         experience_ids: the lessons it touches.
         reason: one human-readable sentence.
         evidence: each touched lesson's evidence when the proposal was made.
