@@ -35,3 +35,17 @@ def play(lam: Lamar, task: str, effects: Callable[[int], dict[str, float]] | dic
         lam.report(rec.episode_id, signal_for(rng.random() < p, rng.random()))
         injected.append(rec.ids)
     return injected
+
+
+def turning(lam: Lamar, exp_id: str, episodes: int, turn: int, seed: int, start: int = 0) -> list[bool]:
+    """Recall and report `episodes` times for one lesson that adds 0.3 to a 0.5 success rate while injected
+    before episode `turn` and takes 0.3 after; whether each episode chose it (injected it or held it out)."""
+    rng = random.Random(seed)
+    chosen = []
+    for i in range(start, start + episodes):
+        rec = lam.recall({"task": "build"})
+        used = exp_id in rec.ids
+        chosen.append(used or exp_id in rec.held_out)
+        p = 0.5 + (0.0 if not used else 0.3 if i < turn else -0.3)
+        lam.report(rec.episode_id, 1.0 if rng.random() < p else -1.0)
+    return chosen

@@ -136,7 +136,8 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
     print(f"               {ev.injected} injected, {ev.held_out} held out, {ev.eligible} eligible "
           f"(reported), {plural(ev.restarts, 'restart')}; selection estimate {number(ev.estimate)}")
     if exp.status is not Status.RETIRED and ev.dropped:
-        print(textwrap.fill(dropped_text(ev), 110, initial_indent="selection      ", subsequent_indent=" " * 15))
+        print(textwrap.fill(dropped_text(ev).removeprefix("dropped "), 110, initial_indent="dropped        ",
+                            subsequent_indent=" " * 15))
 
 
 _LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the interval runs past the axis"
