@@ -168,9 +168,10 @@ class Evidence:
     # "key=value" -> evidence within that slice of the context, for slices with enough data
     slices: Mapping[str, SliceEvidence] = dataclasses.field(default_factory=dict)
     # Reported episodes of its scope since the selection last chose it (injected it or held it out), and
-    # when that was and when its injected rewards last fell; None where not recorded (`dropped`). The times
-    # date the log's events: two stores folding the same calls at other moments hold equal evidence.
-    unchosen: int | None = None
+    # when that was and when its injected rewards last fell; None where not recorded (`dropped`). Notes
+    # beside the evidence, not part of it: equal evidence may differ in them (other stores' clocks, or a
+    # PostgreSQL fold-mode row, which keeps none of them).
+    unchosen: int | None = dataclasses.field(default=None, compare=False)
     chosen_at: float | None = dataclasses.field(default=None, compare=False)
     fell_at: float | None = dataclasses.field(default=None, compare=False)
 

@@ -65,8 +65,9 @@ def test_stats_counts_lessons_episodes_and_reports(lamar_cli, run_cli, store, st
 def test_ls_lists_one_line_per_lesson_with_filters(lamar_cli, run_cli, store, ids, strict_json):
     out = lamar_cli("ls", "--store", store)
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()[1:]
-    assert len(lines) == 6
+    table, *notes = out.stdout.split("\n\n")  # under the table: the lessons the selection dropped, if any
+    lines = table.splitlines()[1:]
+    assert len(lines) == 6 and all(note.startswith("dropped by the selection") for note in notes), out.stdout
     good = next(line for line in lines if line.startswith(ids["good"]))
     assert " helps " in good and "project=trace" in good and "When the build fails" in good
     assert "[+0." in good  # a finite interval above zero
