@@ -41,7 +41,8 @@ def unchosen_text(ev: Evidence) -> str:
         return ""
     last = f" (last chosen {_utc(ev.chosen_at)})" if ev.chosen_at is not None else ""
     episodes = "reported episode" if ev.unchosen == 1 else "reported episodes"
-    text = f"not chosen in the last {ev.unchosen} {episodes} of its scope{last}"
+    text = (f"not chosen in the last {ev.unchosen} {episodes} of its scope{last}" if ev.unchosen
+            else "chosen all the same in its latest reported episode (a draw of the selection's exploration)")
     if ev.fell_at is not None:
         text += f", after its injected rewards fell ({_utc(ev.fell_at)})"
     return text
