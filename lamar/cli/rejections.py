@@ -14,7 +14,7 @@ from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import SleepReport
 
 _UNITS = {"retire": "randomized episodes", "promote": "randomized episodes", "narrow": "randomized episodes",
-          "candidate": "sessions", "compact": "episodes to fold"}
+          "candidate": "sessions", "compact": "episodes to fold", "retire_dropped": "episodes unchosen"}
 
 
 def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], approved: Sequence[str] = ()) -> str:

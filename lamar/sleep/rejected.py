@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 PREFIX, UNDONE = "reject:", "unreject:"
 # Kinds whose verdict rests on the lesson's randomized evidence: more of it, or a restart, is news.
 _ON_EVIDENCE = frozenset({"retire", "promote", "narrow"})
+_DROPPED = "retire_dropped"  # rests on the reported episodes the lesson went unchosen (lamar.sleep.dropped)
 # The ids sleep makes ("retire_0a1b..."): a record id holds one between colons, so no colon, no space.
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 _RECORD = re.compile(r"(?P<subject>[A-Za-z0-9_.-]{1,200}):(?P<count>\d{1,18}|-):(?P<state>[0-9a-f]{8}|-):"
@@ -36,8 +37,8 @@ class Rejection:
         id: the record's id, the `proposal` of its applied event (`reject:...`).
         proposal: the rejected proposal's id; "compact" for a compaction, which folds other episodes each night.
         count: what the proposal rested on when rejected: randomized episodes (retire, promote, narrow),
-            sessions (a mined candidate) or episodes to fold (compact); None for a merge or a contradiction,
-            which rest on their lessons' texts.
+            sessions (a mined candidate), episodes to fold (compact) or reported episodes unchosen
+            (retire_dropped); None for a merge or a contradiction, which rest on their lessons' texts.
         state: a digest of the named lessons' versions (and, for the kinds judged on evidence, their
             evidence restarts) when rejected; "-" when it names none.
         kind, lessons, reason, time: what the person saw, kept beside the record ("" and () once a
@@ -78,6 +79,8 @@ def count(proposal: Proposal) -> int | None:
         return _whole(ev.get("sessions", ev.get("traces")))
     if proposal.kind in _ON_EVIDENCE:
         return sum(_whole(ev.get("randomized")) for ev in proposal.evidence.values())
+    if proposal.kind == _DROPPED:  # kept by a person: asked again once it has gone twice as long unchosen
+        return sum(_whole(ev.get("unchosen")) for ev in proposal.evidence.values())
     return None
 
 
@@ -85,7 +88,7 @@ def state(proposal: Proposal, absorbed: Absorbed = lambda _id: 0) -> str:
     """A digest of the named lessons as the proposal saw them: each one's version, how many lessons were merged
     into it (`absorbed`), and for the kinds judged on evidence its restarts, so an edit, a merge into it or a
     restart of its evidence is a new question."""
-    on_evidence = proposal.kind in _ON_EVIDENCE
+    on_evidence = proposal.kind in _ON_EVIDENCE or proposal.kind == _DROPPED  # a new fall restarts it too
     parts = sorted([i, _whole(ev.get("version")), _whole(ev.get("restarts")) if on_evidence else 0, absorbed(i)]
                    for i, ev in proposal.evidence.items() if "version" in ev)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:8] if parts else "-"

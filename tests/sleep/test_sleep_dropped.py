@@ -75,3 +75,21 @@ def test_an_older_reader_refuses_the_kind(dropped: tuple[Lamar, str], monkeypatc
     assert result.codes == {proposal.id: "refused"}
     assert result.skipped[0][1].startswith("refused: unknown proposal kind 'retire_dropped'"), result.skipped
     assert lam.get(exp_id).status.value == "active"
+
+
+def test_a_lesson_kept_is_asked_about_again_once_it_has_gone_twice_as_long_unchosen(
+        dropped: tuple[Lamar, str]) -> None:
+    lam, exp_id = dropped
+    _more(lam, exp_id, 1400, 1500)
+    report = lam.sleep()
+    (proposal,) = report.of_kind("retire_dropped")
+    kept = proposal.evidence[exp_id]["unchosen"]
+    assert lam.reject(report, [proposal.id]) == [proposal.id]  # a person keeps it
+    _more(lam, exp_id, 1500, 1700)
+    assert kept < lam.evidence(exp_id).unchosen < 2 * kept
+    later = lam.sleep()
+    assert later.of_kind("retire_dropped") == [] and later.summary["rejected"] == [proposal.id]
+    _more(lam, exp_id, 1700, 1800)
+    assert lam.evidence(exp_id).unchosen >= 2 * kept
+    (again,) = lam.sleep().of_kind("retire_dropped")
+    assert again.id == proposal.id and again.evidence[exp_id]["unchosen"] >= 2 * kept
