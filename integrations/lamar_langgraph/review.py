@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lamar.integration import echoed
 
@@ -39,7 +39,9 @@ class ReviewDecision(BaseModel):
     Attributes:
         approve: ids of the proposals to carry out.
         approve_all: carry out every proposal of the report (`approve` must then be empty).
-        reject: proposal id -> why it was turned down (kept in the graph state for the audit).
+        reject: proposal id -> why it was turned down (kept in the graph state for the audit), or a list
+            of ids; the store remembers each no, so the next sleep leaves it out until what it rests on
+            changes. A proposal neither approved nor rejected is undecided: the next sleep proposes it again.
         reviewer: who decided (kept in the graph state).
 
     >>> ReviewDecision.model_validate("all").approve_all
@@ -67,6 +69,13 @@ class ReviewDecision(BaseModel):
         if isinstance(value, (list, tuple)):
             return {"approve": list(value)}
         return value
+
+    @field_validator("reject", mode="before")
+    @classmethod
+    def _ids_alone(cls, value: Any) -> Any:
+        # A form's checkboxes post the ids alone: each is a no with no reason given.
+        ids = isinstance(value, (list, tuple)) and all(isinstance(pid, str) for pid in value)
+        return dict.fromkeys(value, "") if ids else value
 
     @model_validator(mode="after")
     def _consistent(self) -> ReviewDecision:

@@ -21,6 +21,7 @@ from lamar.sleep import already_applied
 from lamar.sleep.options import check_model, known
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
+from lamar_langgraph.rejecting import remembered
 from lamar_langgraph.review import DECISION_TYPE, ReviewDecision, first_decision, read_decision
 from lamar_langgraph.warned import held_back
 
@@ -39,6 +40,8 @@ class SleepState(TypedDict, total=False):
         trace_count: how many traces were loaded.
         report: the sleep report as a JSON dict (`SleepReport.to_dict()`, non-finite numbers as None).
         approved: the proposal ids the reviewer approved.
+        rejected: the proposal ids the decision's `reject` names that the store recorded as rejected in this
+            run, so the next sleep leaves them out (one applied, or rejected already, is not listed).
         decision: the reviewer's `ReviewDecision` as JSON (approvals, reasons for rejections, reviewer).
         applied: the report's proposal ids the store holds as applied, whoever applied them.
         skipped: ``[proposal id, reason]`` pairs: approved proposals apply refused (stale, refused).
@@ -53,6 +56,7 @@ class SleepState(TypedDict, total=False):
     trace_count: int
     report: dict[str, Any]
     approved: list[str]
+    rejected: list[str]
     decision: dict[str, Any]
     applied: list[str]
     skipped: list[list[str]]
@@ -107,8 +111,8 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         # every night): a nightly thread does not wait on a proposal nobody is left to decide.
         report = lamar.sleep(traces=state.get("traces"), model=model, **sleep_options)
         # A thread run again starts with no decision: an earlier night's must not confirm tonight's candidates.
-        return {"report": plain_json(report.to_dict()), "approved": [], "decision": {}, "applied": [], "skipped": [],
-                "held_back": [], "overtaken": ""}
+        return {"report": plain_json(report.to_dict()), "approved": [], "rejected": [], "decision": {}, "applied": [],
+                "skipped": [], "held_back": [], "overtaken": ""}
 
     def review(state: SleepState) -> dict[str, Any]:
         report = state["report"]
@@ -131,6 +135,8 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         report, approved = SleepReport.from_dict(state["report"]), state.get("approved") or []
         skipped: list[list[str]] = []
         warned: list[list[str]] = []
+        # The no first, as `lamar apply` records it: it holds whatever the approvals meet.
+        rejected = remembered(lamar, report, state.get("decision"))
         if approved and not _overtaken(_held_applied(lamar, report), approved):
             warned = held_back(lamar, report, approved, state.get("decision"))
             if chosen := [pid for pid in approved if pid not in {pair[0] for pair in warned}]:
@@ -138,12 +144,13 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
                 skipped = [[pid, why] for pid, why in result.skipped if result.codes.get(pid) != "applied"]
         held = _held_applied(lamar, report)
         if not (others := _overtaken(held, approved)):
-            return {"applied": held, "skipped": skipped, "held_back": warned, "overtaken": state.get("overtaken", "")}
+            return {"applied": held, "rejected": rejected, "skipped": skipped, "held_back": warned,
+                    "overtaken": state.get("overtaken", "")}
         why = (f"another reviewer decided first: the store holds {', '.join(others)} of this report as applied, "
                f"which this decision did not approve; state['applied'] says what the store holds, and "
                f"nothing of this decision was applied unless it is listed there")
         log.warning("Lamar's sleep review: %s", why)
-        return {"applied": held, "skipped": skipped, "held_back": warned, "overtaken": why}
+        return {"applied": held, "rejected": rejected, "skipped": skipped, "held_back": warned, "overtaken": why}
 
     async def asleep(state: SleepState) -> dict[str, Any]:
         return await in_thread(sleep, state)
