@@ -60,9 +60,10 @@ def record_sleep(location: str, report: SleepReport, *, saved_to: str | None = N
         OSError: the file could not be written (the one kept before stays whole).
         StoreError: the database could not keep them.
     """
-    mining = report.summary.get("mining")
+    mining, rejected = report.summary.get("mining"), report.summary.get("rejected")
     data = {"format": FORMAT, "created": report.created, "made_at": report.made_at,
-            "proposals": len(report.proposals), "mining": dict(mining) if isinstance(mining, Mapping) else {},
+            "proposals": len(report.proposals), "rejected": len(rejected) if isinstance(rejected, list) else 0,
+            "mining": dict(mining) if isinstance(mining, Mapping) else {},
             "report": saved_to}
     _keep(location, json.dumps(data, ensure_ascii=False, default=str) + "\n", store)
 

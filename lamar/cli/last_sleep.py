@@ -64,6 +64,8 @@ unreadable; ...): check the model, then run sleep again'
     saved = last.get("report")
     report = f" (report: {printed_id(saved)})" if isinstance(saved, str) and saved != "-" else ""
     proposals = plural(_count(last.get("proposals")), "proposal")
+    rejected = _count(last.get("rejected"))  # left out by sleep: a person said no to them
+    proposals += f" ({rejected} rejected left out)" if rejected else ""
     head = f"{when(created)} UTC ({_ago((now or time.time()) - created)}): {proposals}"
     if not traces and not mining.get("error"):
         return [f"{head}, no traces mined{report}"]

@@ -21,16 +21,22 @@ def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], ap
     """Have the store remember these noes (and forget a no now turned into a yes): what was done, in
     words, or "" when nothing changed. A store that cannot say leaves the decisions in the report file
     alone, and says so: `lamar apply` records them again."""
+    return remembered(lam, report, rejected, approved)[0]
+
+
+def remembered(lam: Lamar | None, report: SleepReport, rejected: Sequence[str],
+               approved: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """`remember`'s words, and the ids of the rejections the store recorded now (for `lamar apply --json`)."""
     if not (rejected or approved):
-        return ""
+        return "", []
     if lam is None:  # the store could not be opened: the report file holds the decisions
-        return "(the store did not record the rejections: it was unavailable; `lamar apply` records them)"
+        return "(the store did not record the rejections: it was unavailable; `lamar apply` records them)", []
     try:
         held = {p.id for p in report.proposals}
         recorded = lam.reject(report, [pid for pid in rejected if pid in held])
         undone = [r for pid in approved for r in lam.unreject(pid)]
     except LamarError as exc:
-        return f"(the store did not record the rejections: {exc}; `lamar apply` records them)"
+        return f"(the store did not record the rejections: {exc}; `lamar apply` records them)", []
     said = []
     if recorded:
         said.append(f"{plural(len(recorded), 'rejection')} remembered: sleep leaves "
@@ -38,7 +44,7 @@ def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], ap
                     "(lamar rejections lists them)")
     if undone:
         said.append(f"{plural(len(undone), 'rejection')} undone: sleep may propose it again")
-    return "; ".join(said)
+    return "; ".join(said), recorded
 
 
 def cmd_rejections(args: argparse.Namespace) -> int:
@@ -79,4 +85,4 @@ def cmd_rejections(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cmd_rejections", "remember"]
+__all__ = ["cmd_rejections", "remember", "remembered"]

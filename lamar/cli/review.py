@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import InvalidArgument, LamarError, ModelError, echoed
 from lamar.cli.mined import dropped_lines, support_line
 from lamar.cli.outputs import check_output, is_sleep_report
-from lamar.cli.rejections import remember
+from lamar.cli.rejections import remember, remembered
 from lamar.cli.render import dump_json, interval, lift, plural, shorten
 from lamar.cli.report_file import load_report, report_held, save_report
 from lamar.cli.report_store import note_store, read_made_from
@@ -338,9 +338,14 @@ def cmd_apply(args: argparse.Namespace) -> int:
                                                                     if p.id not in rejected]
     lam = open_engine(args) if only or only is None or data.get("rejected") else None
     try:
-        said = remember(lam, report, [] if args.only else data.get("rejected", []))  # the noes, as the yeses
+        said, recorded = remembered(lam, report, [] if args.only else data.get("rejected", []))  # noes, as yeses
+        # Said to a script as the rejections `lamar rejections` lists, only when some were recorded now.
+        noes = {"rejections_recorded": recorded} if recorded else {}
         if lam is None or not only and only is not None:
-            print(f"no proposal in {args.report} was approved; nothing applied" + (f"\n{said}" if said else ""))
+            if args.json:
+                dump_json({"applied": [], "skipped": [], **noes})
+            else:
+                print(f"no proposal in {args.report} was approved; nothing applied" + (f"\n{said}" if said else ""))
             return 0
         only, held = hold_warned(lam, report, only, args.confirm_warned)
         result = lam.apply(report, only=only)
@@ -349,7 +354,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if args.json:
         dump_json({"applied": result.applied,
                    "skipped": [{"id": i, "reason": r, "code": result.codes[i]} for i, r in result.skipped],
-                   **({"held_back": [{"id": i, "warning": w} for i, w in held]} if held else {})})
+                   **({"held_back": [{"id": i, "warning": w} for i, w in held]} if held else {}), **noes})
     else:
         held_back = f", held back {len(held)}" if held else ""
         print(f"applied {len(result.applied)}, skipped {len(result.skipped)}{held_back}")

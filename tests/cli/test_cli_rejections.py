@@ -72,3 +72,29 @@ def test_a_review_without_its_store_keeps_the_rejection_in_the_file_and_says_so(
     assert "(the store did not record the rejections: it was unavailable; `lamar apply` records them)" in out.stdout
     assert json.loads(report.read_text())["rejected"] == [proposal_ids(report)["contradiction"]]
     assert "1 rejection remembered" in lamar_cli("apply", report, "--store", json_store).stdout
+
+
+@pytest.mark.parametrize("approved", ["none", "merge"])
+def test_apply_json_lists_the_rejections_it_recorded(run_cli, json_store, make_report, approved):
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    data = json.loads(report.read_text())
+    data["approved"] = [] if approved == "none" else [chosen["merge"]]
+    data["rejected"] = [chosen["contradiction"]]
+    report.write_text(json.dumps(data))
+    out = run_cli("apply", report, "--store", json_store, "--json")
+    said = json.loads(out.stdout)  # JSON with nothing approved too, not a sentence
+    assert said["applied"] == ([] if approved == "none" else [chosen["merge"]]) and said["skipped"] == []
+    assert said["rejections_recorded"] == [chosen["contradiction"]]
+    again = json.loads(run_cli("apply", report, "--store", json_store, "--json").stdout)
+    assert "rejections_recorded" not in again  # recorded already: nothing new to say
+
+
+def test_stats_counts_the_rejected_proposals_the_last_sleep_left_out(run_cli, json_store, make_report, tmp_path):
+    report = make_report(json_store)
+    run_cli("review", report, "--store", json_store, stdin="n\nn\n")
+    assert run_cli("sleep", "--store", json_store, "--out", tmp_path / "next.json").returncode == 0
+    stats = run_cli("stats", "--store", json_store).stdout
+    sleep_line = next((line for line in stats.splitlines() if line.startswith("sleep ")), "")
+    assert ": 0 proposals (2 rejected left out), no traces mined (report: " in sleep_line, stats
+    assert json.loads(run_cli("stats", "--store", json_store, "--json").stdout)["last_sleep"]["rejected"] == 2
