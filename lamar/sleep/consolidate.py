@@ -76,9 +76,11 @@ def consolidate(lam: SleepView, *, similarity: float = NEAR_DUPLICATE) -> list[P
     return retire + merges + contradictions + promote
 
 
-def _keeper_rank(exp: Experience, ev: Evidence) -> tuple[int, int, float]:
-    """Which of several duplicates survives a merge: active first, then most evidence, then oldest."""
-    return (0 if exp.status is Status.ACTIVE else 1, -ev.randomized, exp.created_at)
+def _keeper_rank(exp: Experience, ev: Evidence) -> tuple[int, int, int, float]:
+    """Which of several duplicates survives a merge: one that names the file it came from (a rule's file and
+    line, which an export or a removal points at) first, then active, then most evidence, then oldest."""
+    return (0 if exp.provenance.get("file") else 1, 0 if exp.status is Status.ACTIVE else 1, -ev.randomized,
+            exp.created_at)
 
 
 def _clusters(ranked: list[Experience], threshold: float) -> list[list[Experience]]:
@@ -102,7 +104,9 @@ def _clusters(ranked: list[Experience], threshold: float) -> list[list[Experienc
 def _merge(cluster: list[Experience], threshold: float, snapshot: Snapshot) -> Proposal:
     keep, rest = cluster[0], cluster[1:]
     ids = [keep.id] + [e.id for e in rest]
-    payload = {"into": keep.id, "from": [e.id for e in rest]}
+    payload: dict[str, object] = {"into": keep.id, "from": [e.id for e in rest]}
+    if keep.status is not Status.ACTIVE and any(e.status is Status.ACTIVE for e in rest):
+        payload["activate"] = True  # a twin was already a belief: keeping the candidate must not demote it
     exact = all((normalize(e.precondition), normalize(e.action)) == (normalize(keep.precondition),
                                                                      normalize(keep.action)) for e in rest)
     how = ("say the same thing" if exact

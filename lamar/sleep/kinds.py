@@ -111,6 +111,8 @@ def _merge_touches(proposal: Proposal) -> Sequence[str]:
 
 def _merge_check(proposal: Proposal) -> None:
     _merge_parts(proposal)
+    if proposal.payload.get("activate", False) is not True and "activate" in proposal.payload:
+        raise InvalidReport(f"merge proposal {echoed(proposal.id)}: payload activate must be true or left out")
 
 
 def _merge_describe(proposal: Proposal) -> list[str]:
@@ -118,12 +120,17 @@ def _merge_describe(proposal: Proposal) -> list[str]:
     # Hand-edited ids are shown as refusals show them: quoted, cut when long, credentials redacted.
     target = echoed(into)
     retired = "it is retired, its" if len(sources) == 1 else "they are retired, their"
-    return [f"  merge {', '.join(map(echoed, sources))} into {target} ({retired} evidence moves to {target})"]
+    activated = f"; {target} becomes active, as the merged lesson was" if proposal.payload.get("activate") else ""
+    merged = ", ".join(map(echoed, sources))
+    return [f"  merge {merged} into {target} ({retired} evidence moves to {target}{activated})"]
 
 
 def _merge_events(proposal: Proposal) -> list[Event]:
     into, sources = _merge_parts(proposal)
-    return [Event("merge", {"into": into, "from": sources})]
+    if not proposal.payload.get("activate"):
+        return [Event("merge", {"into": into, "from": sources})]
+    return [Event("merge", {"into": into, "from": sources}),
+            Event("status", {"id": into, "status": Status.ACTIVE.value, "reason": audit_reason(proposal)})]
 
 
 def candidate_lesson(proposal: Proposal) -> Experience:
