@@ -14,6 +14,7 @@ from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
+from lamar.program import program_name
 from lamar.signals import Signal, to_reward
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def _why_held(held: Held) -> str:
     if not held.stored:
         return f"the same lesson as line {held.by.provenance.get('line', 1)}"
     by = held.by
-    return (f"lamar already holds this lesson as {by.id} ({by.status.value}; `lamar "
+    return (f"lamar already holds this lesson as {by.id} ({by.status.value}; `{program_name()} "
             f"{'revive' if by.status is Status.RETIRED else 'show'} {by.id}`)")
 
 
@@ -110,8 +111,8 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
             raise
         import shlex  # a rules file's rules are written as the project's, not as "When X, Y" bullets
 
-        raise UsageError(f"{exc}; {name} is a rules file: `lamar import-rules --file {shlex.quote(args.source)}` "
-                         "reads each of its rules as written") from None
+        raise UsageError(f"{exc}; {name} is a rules file: `{program_name()} import-rules --file "
+                         f"{shlex.quote(args.source)}` reads each of its rules as written") from None
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
@@ -129,8 +130,8 @@ def cmd_edit(args: argparse.Namespace) -> int:
                               scope=scope, evidence="keep" if args.keep_evidence else "restart", reason=args.reason)
         except EventConflict:  # the engine's advice names its Python calls; here, the commands
             raise EventConflict(f"another writer edited lesson {exp_id} while this edit ran, so nothing of this "
-                                f"edit was stored: see its text now with `lamar show {exp_id}`, then run the "
-                                "`lamar edit` again") from None
+                                f"edit was stored: see its text now with `{program_name()} show {exp_id}`, then "
+                                f"run the `{program_name()} edit` again") from None
     finally:
         lam.close()
     version = edited.provenance["version"]

@@ -13,6 +13,7 @@ from lamar.engine import Lamar
 from lamar.experience import Experience
 from lamar.policy.dropped import DROP_MARGIN
 from lamar.policy.verdicts import Evidence
+from lamar.program import program_name
 from lamar.store.base import folded_rows
 
 
@@ -120,8 +121,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
             # imported rules are, to the project the hooks and import-rules name from this folder (in / or the
             # home folder outside git they name none: the user names it).
             project = shlex.quote(f"project={project_of(os.getcwd()) or 'NAME'}")
-            print(f"no lessons yet: `lamar import-rules{where}` shows the rules of this repository's CLAUDE.md or "
-                  f"AGENTS.md as lessons (add --apply to keep them); `lamar add{where} --precondition .. --action .. "
+            lamar = program_name()  # the one the shell runs: a full path when `lamar` is not on PATH
+            print(f"no lessons yet: `{lamar} import-rules{where}` shows the rules of this repository's CLAUDE.md or "
+                  f"AGENTS.md as lessons (add --apply to keep them); `{lamar} add{where} --precondition .. --action .. "
                   f"--scope {project}` writes one by hand for this project (without --scope, for every project)")
         return 0
     print_lessons(rows, args.width)

@@ -13,6 +13,7 @@ from lamar.cli.render import dump_json, interval, number, plural, scope_text, sh
 from lamar.cli.session import open_engine
 from lamar.engine import Lamar
 from lamar.preview import Preview
+from lamar.program import program_name
 
 _KEYS_SHOWN = 4
 
@@ -54,7 +55,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             print(rec.as_prompt(), file=sys.stderr)
         return 0
     print(f"episode {rec.episode_id}: {plural(len(rec.ids), 'lesson')} injected, "
-          f"{len(rec.held_out)} held out, of {len(rec.eligible)} eligible (report it with `lamar report`)")
+          f"{len(rec.held_out)} held out, of {len(rec.eligible)} eligible (report it with `{program_name()} report`)")
     if unmatched:
         print(unmatched)
     if rec.ids:

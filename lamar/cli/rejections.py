@@ -10,6 +10,7 @@ from lamar._errors import LamarError
 from lamar.cli.render import dump_json, plural, shorten
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
+from lamar.program import program_name
 from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import SleepReport
 
@@ -30,13 +31,14 @@ def remembered(lam: Lamar | None, report: SleepReport, rejected: Sequence[str],
     if not (rejected or approved):
         return "", []
     if lam is None:  # the store could not be opened: the report file holds the decisions
-        return "(the store did not record the rejections: it was unavailable; `lamar apply` records them)", []
+        unavailable = f"it was unavailable; `{program_name()} apply` records them"
+        return f"(the store did not record the rejections: {unavailable})", []
     try:
         held = {p.id for p in report.proposals}
         recorded = lam.reject(report, [pid for pid in rejected if pid in held])
         undone = [r for pid in approved for r in lam.unreject(pid)]
     except LamarError as exc:
-        return f"(the store did not record the rejections: {exc}; `lamar apply` records them)", []
+        return f"(the store did not record the rejections: {exc}; `{program_name()} apply` records them)", []
     said = []
     if recorded:
         said.append(f"{plural(len(recorded), 'rejection')} remembered: sleep leaves "
@@ -54,8 +56,8 @@ def cmd_rejections(args: argparse.Namespace) -> int:
         if args.undo is not None:
             undone = lam.unreject(args.undo)
             if not undone:
-                raise UsageError(f"no rejection of {printed_id(args.undo)} is in force: `lamar rejections` lists "
-                                 "those that are")
+                raise UsageError(f"no rejection of {printed_id(args.undo)} is in force: "
+                                 f"`{program_name()} rejections` lists those that are")
             if args.json:
                 dump_json({"undone": [r.to_dict() for r in undone]})
             else:

@@ -14,6 +14,7 @@ from lamar._errors import StoreError, echoed
 from lamar.cli.outputs import write_output
 from lamar.cli.render import jsonable
 from lamar.cli.session import UsageError
+from lamar.program import program_name
 from lamar.storable import storable_problem
 
 REPORT_FORMAT = "lamar-sleep-report"
@@ -27,10 +28,11 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
     try:
         text = Path(path).read_text(encoding="utf-8")
         if not text.strip():  # a `sleep --out - > FILE` that failed leaves one: no hand edit to undo
-            raise UsageError(f"the sleep report {path} is an empty file: make one with `lamar sleep --out {path}`")
+            raise UsageError(f"the sleep report {path} is an empty file: make one with "
+                             f"`{program_name()} sleep --out {path}`")
         data = parse_report(text)
     except FileNotFoundError:
-        raise UsageError(f"no report file {path}: make one with `lamar sleep --out {path}`") from None
+        raise UsageError(f"no report file {path}: make one with `{program_name()} sleep --out {path}`") from None
     except IsADirectoryError:
         raise UsageError(f"{path} is a folder: name the report file in it that `lamar sleep --out` saved") from None
     except UnicodeDecodeError:
@@ -40,21 +42,22 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
         raise UsageError(f"cannot read the sleep report {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"cannot read the sleep report {path}: it is not valid JSON ({exc}): undo the edit that "
-                         f"broke it, or make a new one with `lamar sleep --out {path}`") from None
+                         f"broke it, or make a new one with `{program_name()} sleep --out {path}`") from None
     except ValueError:  # a number of more digits than Python reads: no number sleep writes
         raise UsageError(f"cannot read the sleep report {path}: it holds a number of more than "
                          f"{sys.get_int_max_str_digits()} digits: undo the edit that wrote it, or make a new one "
-                         f"with `lamar sleep --out {path}`") from None
+                         f"with `{program_name()} sleep --out {path}`") from None
     except OSError as exc:
         raise UsageError(f"cannot read the sleep report {path}: {exc.strerror or exc}; name the file "
                          "`lamar sleep --out` saved") from None
     except RecursionError:
         raise UsageError(f"cannot read the sleep report {path}: its JSON is nested too deep") from None
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
-        raise UsageError(f"{path} is not a sleep report (made by `lamar sleep --out {path}`)")
+        raise UsageError(f"{path} is not a sleep report (made by `{program_name()} sleep --out {path}`)")
     problem = storable_problem(data)
     if problem:
-        raise UsageError(f"the sleep report {path} {problem}; make a new one with `lamar sleep --out {path}`")
+        raise UsageError(f"the sleep report {path} {problem}; make a new one with "
+                         f"`{program_name()} sleep --out {path}`")
     problem = decisions_problem(data, path)
     if problem and redo:
         for name in ("approved", "rejected"):
@@ -101,11 +104,12 @@ def decisions_problem(data: Mapping[str, Any], path: str) -> str:
     for name in ("approved", "rejected"):
         decided = data.get(name, [])
         if not isinstance(decided, list) or not all(isinstance(i, str) for i in decided):
-            return f"{path}: {name!r} must be a list of proposal ids; fix it or run `lamar review {path} --again`"
+            return (f"{path}: {name!r} must be a list of proposal ids; fix it or run "
+                    f"`{program_name()} review {path} --again`")
     both = [pid for pid in data.get("approved", []) if pid in data.get("rejected", [])]
     if both:  # an id added to one list by hand and left in the other: which was meant is not apply's guess
         return (f"{path}: proposal {both[0]} is both approved and rejected; take it out of one list, "
-                f"or run `lamar review {path} --again`")
+                f"or run `{program_name()} review {path} --again`")
     return ""
 
 

@@ -19,6 +19,7 @@ from lamar.cli.report_store import note_store, read_made_from
 from lamar.cli.session import UsageError, open_engine
 from lamar.cli.warned import held_lines, hold_warned
 from lamar.engine import Lamar
+from lamar.program import program_name
 from lamar.sleep.kinds import describe
 from lamar.sleep.printed import printed_id, printed_reason, report_lacks
 from lamar.sleep.proposals import Proposal, SleepReport, already_applied, skip_code
@@ -134,7 +135,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print(f"saved to {args.out}; nothing to review or apply: no lesson has the evidence or the twin a "
               "proposal needs yet (run sleep again as outcomes come in)")
     elif args.out is not None:
-        print(f"saved to {args.out}; next: lamar review {args.out}, then lamar apply {args.out}")
+        lamar = program_name()  # the one the shell runs: a full path when `lamar` is not on PATH
+        print(f"saved to {args.out}; next: {lamar} review {args.out}, then {lamar} apply {args.out}")
     elif listed:
         print("nothing saved: pass --out REPORT.json to review and apply these")
     _mining_failed(report, args.out)
@@ -243,11 +245,11 @@ def cmd_review(args: argparse.Namespace) -> int:
             print(f"already applied, not asked: {', '.join(map(printed_id, done))}")
         if not report.proposals:
             print(f"nothing to review in {args.report}: it holds no proposal; for new ones, "
-                  f"lamar sleep --out {args.report}")
+                  f"{program_name()} sleep --out {args.report}")
             return 0
         if not pending and len(done) == len(report.proposals):  # --again would ask nothing either
             print(f"nothing to review in {args.report}: every proposal in it is applied; for new ones, "
-                  f"lamar sleep --out {args.report}")
+                  f"{program_name()} sleep --out {args.report}")
             return 0
         if not pending:
             print(f"nothing to review in {args.report} ({len(approved)} approved, {len(rejected)} rejected; "
@@ -260,7 +262,8 @@ def cmd_review(args: argparse.Namespace) -> int:
             why = skips.get(proposal.id, "")
             said = printed_reason(why)  # its words may quote what the report's edit put there
             if why and skip_code(why) == "stale":
-                print(f"  STALE: apply would skip it ({said}); `lamar sleep --out {args.report}` makes a fresh report")
+                print(f"  STALE: apply would skip it ({said}); `{program_name()} sleep --out {args.report}` makes a "
+                      "fresh report")
             elif why and skip_code(why) == "refused" and not any("REFUSED by apply" in line for line in shown):
                 # Describe marks a malformed proposal; the store's check refuses others (an edited expect).
                 print(f"  REFUSED by apply: {said.removeprefix('refused: ')}")
@@ -288,7 +291,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     settled = sum(1 for pid in done if pid not in decided)
     applied = f", {settled} already applied" if settled else ""
     print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided{applied}; "
-          f"saved in {args.report}. Next: lamar apply {args.report}" + (f"\n{said}" if said else ""))
+          f"saved in {args.report}. Next: {program_name()} apply {args.report}" + (f"\n{said}" if said else ""))
     return 0
 
 
@@ -306,7 +309,7 @@ def _over_decisions_since(path: str, data: dict[str, Any], answered: Mapping[str
     lost = [i for i in answered if i not in order]
     if lost:  # `lamar sleep --out` wrote a new report there meanwhile: its decisions are its own
         print(f"{plural(len(lost), 'answer')} not saved: {path} holds another report now (saved by `lamar sleep` "
-              f"while this review ran); run lamar review {path} for it", file=sys.stderr)
+              f"while this review ran); run {program_name()} review {path} for it", file=sys.stderr)
     now["approved"] = [i for i in order if decided.get(i) == "approved"]
     now["rejected"] = [i for i in order if decided.get(i) == "rejected"]
     return now
@@ -374,7 +377,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
         why += [f"{len(held)} held back (a warned lesson: --confirm-warned applies it)"] if held else []
         if stale:
             why.append(f"{len(stale)} stale (a lesson it touches changed since the report was made: run "
-                       f"`lamar sleep --out {args.report}` again for a report of the store as it is now)")
+                       f"`{program_name()} sleep --out {args.report}` again for a report of the store as it is now)")
         raise UsageError(f"none of the {plural(len(refused) + len(stale) + len(held), 'proposal')} in {args.report} "
                          f"was applied: {', '.join(why)}; the reasons are listed above")
     return 0

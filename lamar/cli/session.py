@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lamar._errors import InvalidArgument, StoreError, UnknownExperience, advised
 from lamar.engine import Lamar
+from lamar.program import program_name as _lamar
 from lamar.state.copied import agents_tuning
 from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
@@ -233,7 +234,7 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
                                        or suffix == ".json" and not_begun(path.absolute())):
         # Both backends take an empty file for an empty store: a read would make it one.
         raise StoreError(f"{path} is an empty file, not a store yet: " + (fix or (
-            "`lamar add --create` or `lamar import` makes it one")))
+            f"`{_lamar()} add --create` or `{_lamar()} import` makes it one")))
     if is_file_location(location) and not path.exists():
         beside = store_beside(path)
         # A path the user named is more likely a typo than a wish for another store: "pass --store"
@@ -246,7 +247,7 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
         else:
             where = f"check --store and ${STORE_ENV} for a typo"
         raise NoStore(path, f"no store at {Path(location).expanduser()}: " + (fix or (
-            f"{where} (a new store is created by `lamar add --create` or `lamar import`)"))
+            f"{where} (a new store is created by `{_lamar()} add --create` or `{_lamar()} import`)"))
             + (f"; there is one at {beside}: pass --store {beside}, or export "
                f"{STORE_ENV}={beside} for every command" if beside else ""))
     if location.startswith(("postgresql://", "postgres://")):
@@ -257,7 +258,8 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
         if missing is not None:
             shown = parse_url(location, None)[2]
             raise StoreError(f"no store at {shown}: {missing[0]}; " + (fix or (
-                f"{missing[1]} (a new store is created by `lamar add --create` or `lamar import`)")))
+                f"{missing[1]} (a new store is created by `{_lamar()} add --create` or "
+                f"`{_lamar()} import`)")))
 
 
 def store_beside(path: Path) -> Path | None:
