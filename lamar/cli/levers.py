@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lamar._errors import DuplicateReport, EventConflict, LamarError
+from lamar.cli.near_copy import near_copy_lines
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
@@ -30,9 +31,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     lam = open_engine(args, create=True)
     ids: list[str] = []
     try:
-        lessons, held = new_lessons(lam.experiences(), lessons) if args.source else (lessons, [])
+        stored = lam.experiences()
+        lessons, held = new_lessons(stored, lessons) if args.source else (lessons, [])
         for experience in lessons:
             ids.append(lam.add(experience))
+        near = near_copy_lines(stored, zip(ids, lessons))
     except KeyboardInterrupt:
         if not args.source:
             raise
@@ -58,6 +61,9 @@ def cmd_add(args: argparse.Namespace) -> int:
             print(f"  {exp_id}  line {exp.provenance['line']}: {shorten(exp.render(), 70)}")
     else:
         print(f"added {ids[0]} ({lessons[0].status.value}, scope {scope_text(lessons[0].scope)})")
+    if near:  # under the line that names the new id, also when both streams go to one pipe
+        sys.stdout.flush()
+        print("\n".join(near), file=sys.stderr)
     return 0
 
 
