@@ -225,8 +225,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     except UsageError:  # hooks that name several stores: each is listed above, and this line shows the default
         location, whose = store_location(args), ""
     paths = paths_for(location)
-    print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
-                                  else " (missing)") + whose)
+    said = [whose.strip()[1:-1]] if whose else []  # whose is " (...)": one bracket holds both clauses
+    if "://" not in location and not os.path.exists(os.path.expanduser(location)):
+        said.append("missing")
+    print(f"store: {location}" + (f" ({', '.join(said)})" if said else ""))
     if loose := _readable_by_others(location):
         print(f"  readable by other users of this machine (it holds your prompts' contexts): chmod 600 {loose}")
     if failing := status_line(location):

@@ -643,11 +643,12 @@ def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dic
     bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
     status = lamar(bare, repo, "status")
     assert status.returncode == 4, status.stderr  # this copy of the plugin has no launcher: its hooks FAIL
-    assert f"store: {store} (missing) (the plugin lamar@lamar's)" in status.stdout.splitlines(), status.stdout
+    assert f"store: {store} (the plugin lamar@lamar's, missing)" in status.stdout.splitlines(), status.stdout
+    assert ") (" not in status.stdout, status.stdout  # one clause, never two brackets in a row
     assert f"log: {store}.claude-code.log" in status.stdout
     default = Path(bare["HOME"]) / ".local" / "share" / "lamar" / "experience.db"  # the option left empty
     (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": True}}))
-    assert f"store: {default} (missing) (the plugin lamar@lamar's)" in lamar(bare, repo, "status").stdout.splitlines()
+    assert f"store: {default} (the plugin lamar@lamar's, missing)" in lamar(bare, repo, "status").stdout.splitlines()
     assert lamar(env, repo, "install", "--store", str(tmp_path / "lessons.db")).returncode == 0
     # Beside settings entries (each prompt then runs both), the entries' store is the one shown.
     shown = lamar(bare, repo, "status").stdout.splitlines()
