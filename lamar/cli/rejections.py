@@ -18,30 +18,39 @@ _UNITS = {"retire": "randomized episodes", "promote": "randomized episodes", "na
           "candidate": "sessions", "compact": "episodes to fold", "retire_dropped": "episodes unchosen"}
 
 
-def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], approved: Sequence[str] = ()) -> str:
+def remember(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], approved: Sequence[str] = (), *,
+             later: str | None = None) -> str:
     """Have the store remember these noes (and forget a no now turned into a yes): what was done, in
     words, or "" when nothing changed. A store that cannot say leaves the decisions in the report file
-    alone, and says so: `lamar apply` records them again."""
-    return remembered(lam, report, rejected, approved)[0]
+    alone, and says so, with `later` (what records them then). An id edited by hand, which cannot name a
+    record, is said and passed over: it must not cost the others theirs."""
+    return remembered(lam, report, rejected, approved, later=later)[0]
 
 
-def remembered(lam: Lamar | None, report: SleepReport, rejected: Sequence[str],
-               approved: Sequence[str] = ()) -> tuple[str, list[str]]:
+def remembered(lam: Lamar | None, report: SleepReport, rejected: Sequence[str], approved: Sequence[str] = (), *,
+               later: str | None = None) -> tuple[str, list[str]]:
     """`remember`'s words, and the ids of the rejections the store recorded now (for `lamar apply --json`)."""
+    from lamar._errors import InvalidReport
+
+    later = later or f"`{program_name()} apply` records them"
     if not (rejected or approved):
         return "", []
     if lam is None:  # the store could not be opened: the report file holds the decisions
-        unavailable = f"it was unavailable; `{program_name()} apply` records them"
-        return f"(the store did not record the rejections: {unavailable})", []
+        return f"(the store did not record the rejections: it was unavailable; {later})", []
+    recorded: list[str] = []
+    said = []
     try:
         held = {p.id for p in report.proposals}
-        recorded = lam.reject(report, [pid for pid in rejected if pid in held])
+        for pid in dict.fromkeys(pid for pid in rejected if pid in held):
+            try:
+                recorded += lam.reject(report, [pid])
+            except InvalidReport as exc:  # no store would take it: `later` would fail the same way
+                said.append(f"not remembered: {exc}")
         undone = [r for pid in approved for r in lam.unreject(pid)]
     except LamarError as exc:
-        return f"(the store did not record the rejections: {exc}; `{program_name()} apply` records them)", []
-    said = []
+        return "; ".join([*said, f"(the store did not record the rejections: {exc}; {later})"]), recorded
     if recorded:
-        said.append(f"{plural(len(recorded), 'rejection')} remembered: sleep leaves "
+        said.insert(0, f"{plural(len(recorded), 'rejection')} remembered: sleep leaves "
                     f"{'it' if len(recorded) == 1 else 'them'} out until what it rests on changes "
                     "(lamar rejections lists them)")
     if undone:

@@ -341,7 +341,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
                                                                     if p.id not in rejected]
     lam = open_engine(args) if only or only is None or data.get("rejected") else None
     try:
-        said, recorded = remembered(lam, report, [] if args.only else data.get("rejected", []))  # noes, as yeses
+        said, recorded = remembered(lam, report, [] if args.only else data.get("rejected", []),  # noes, as yeses
+                                    later=f"run `{program_name()} apply` again to record them")
         # Said to a script as the rejections `lamar rejections` lists, only when some were recorded now.
         noes = {"rejections_recorded": recorded} if recorded else {}
         if lam is None or not only and only is not None:

@@ -98,3 +98,17 @@ def test_stats_counts_the_rejected_proposals_the_last_sleep_left_out(run_cli, js
     sleep_line = next((line for line in stats.splitlines() if line.startswith("sleep ")), "")
     assert ": 0 proposals (2 rejected left out), no traces mined (report: " in sleep_line, stats
     assert json.loads(run_cli("stats", "--store", json_store, "--json").stdout)["last_sleep"]["rejected"] == 2
+
+
+def test_an_edited_id_in_the_rejected_list_costs_the_other_rejections_nothing(lamar_cli, json_store, make_report):
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    data = json.loads(report.read_text())
+    data["proposals"] = [p | {"id": "my merge"} if p["id"] == chosen["merge"] else p for p in data["proposals"]]
+    data["approved"], data["rejected"] = [], ["my merge", chosen["contradiction"]]
+    report.write_text(json.dumps(data))
+    out = lamar_cli("apply", report, "--store", json_store)
+    assert out.returncode == 0 and "1 rejection remembered" in out.stdout, out.stdout + out.stderr
+    assert "'my merge' is not one sleep makes" in out.stdout and "`lamar apply` records" not in out.stdout
+    held = json.loads(lamar_cli("rejections", "--store", json_store, "--json").stdout)
+    assert [r["proposal"] for r in held] == [chosen["contradiction"]]
