@@ -40,9 +40,12 @@ CORRECTION_RULES: tuple[str, ...] = (
     r"(?i)\b(?:that|this|it)\s+(?:does\s*n[o']?t|did\s*n[o']?t|wo\s*n[o']?t)\s+(?:compile|build|run|pass|load|start)\b",
     # A failure the last turn brought ("now it crashes", "it fails with TypeError now", "the build is red now"),
     # not one it took away ("it doesn't fail now"); raising may be what was asked, so it is no failure word here.
+    # A verb said of something, not a noun or a wish: "fix the broken link now", "handle the crash now", "make
+    # the parser fail now" and "add a test that fails now" ask for work.
     r"(?i)\bnow\s+(?:it\s+)?(?:crashes|errors|fails)\b",
-    (r"(?i)(?<!n't\s)(?<!not\s)(?<!never\s)(?<!longer\s)\b(?:fails?|crash\w*|broken|(?:is|are|went|turned)\s+red)\b"
-     r"[^.\n]{0,80}\bnow\s*(?:[.!?,;:]|$)"),
+    (r"(?i)(?<!n't\s)(?<!not\s)(?<!never\s)(?<!longer\s)(?<!\bthat\s)(?<!\bwhich\s)"
+     r"\b(?:fail(?:s|ed|ing)|crash(?:es|ed|ing)|(?:is|are|'s|'re|was|were|got|looks?)\s+broken"
+     r"|(?:is|are|went|turned)\s+red)\b[^.\n]{0,80}\bnow\s*(?:[.!?,;:]|$)"),
     r"(?i)\bI\s+(?:did\s*n[o']?t|never)\s+(?:ask|want|say|tell)\b",
 )
 _WORD = re.compile(r"[a-z0-9_]+")

@@ -48,6 +48,11 @@ def test_a_plain_rejection_is_a_correction(prompt: str) -> None:
     "great, it no longer crashes now. Add docs",
     "make the button red now",
     "now it raises a clear ValueError, good; add docs",
+    # Requests that name a failure to handle, not one the last turn brought.
+    "fix the broken link now.",
+    "handle the crash now",
+    "add a test that fails now",
+    "make the parser fail now",
 ])
 def test_moving_on_stays_accepted(prompt: str) -> None:
     assert read_followup(PREVIOUS, prompt)[0] == "accepted"
