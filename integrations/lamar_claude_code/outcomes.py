@@ -31,7 +31,9 @@ CORRECTION_RULES: tuple[str, ...] = (
     r"(?i)^\W*not\s+(?:quite|it|right|really)\b",
     r"(?i)\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+not\s+it\b",
     r"(?i)\b(?:that|this|it)(?:'s|\s+is|\s+was|\s+made\s+(?:it|things)|\s+got)\s+(?:even\s+)?worse\b",
-    (r"(?i)\bstill\s+(?:wrong|incorrect|not\s+(?:working|right|fixed|passing|compiling)|getting|seeing"
+    # "still getting" a failure, not "still getting started" or "still seeing how it fits".
+    (r"(?i)\bstill\s+(?:wrong|incorrect|not\s+(?:working|right|fixed|passing|compiling)"
+     r"|(?:getting|seeing)\s+(?:the\s+same|an?|errors?|failures?|exceptions?|it|this|that|\d)"
      r"|the\s+same\s+(?:error|bug|problem|issue|failure))\b"),
     r"(?i)\bsame\s+(?:error|failure|problem|issue|bug|exception|traceback)\s+(?:as\s+before|again)\b",
     r"(?i)\b(?:put|change|set|turn)\s+(?:it|that|this|them)\s+back\b",

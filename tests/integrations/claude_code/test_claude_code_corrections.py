@@ -16,6 +16,8 @@ PREVIOUS = "make refund refuse negative amounts"
     "still wrong",
     "still not working",
     "still getting the same error",
+    "still getting a 500 from /refund",
+    "still seeing it fail on CI",
     "same error as before",
     "put it back the way it was",
     "go back to the previous version",
@@ -53,6 +55,8 @@ def test_a_plain_rejection_is_a_correction(prompt: str) -> None:
     "handle the crash now",
     "add a test that fails now",
     "make the parser fail now",
+    "I'm still getting started here: explain how fmt rounds",
+    "still seeing how this fits together, what does refund return?",
 ])
 def test_moving_on_stays_accepted(prompt: str) -> None:
     assert read_followup(PREVIOUS, prompt)[0] == "accepted"
