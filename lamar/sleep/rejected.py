@@ -123,9 +123,11 @@ def _records(lam: SleepView) -> tuple[list[Rejection], set[str]]:
 
 
 def in_force(lam: SleepView) -> list[Rejection]:
-    """The rejections not undone (each one holds for a proposal only while `holds_for` says so)."""
+    """The rejections not undone, nor said yes to since (each one holds for a proposal only while `holds_for`
+    says so)."""
     records, undone = _records(lam)
-    return [r for r in records if r.id not in undone]
+    # Applying the proposal (an older report, `--only`) is a yes: the no is over, and sleep lists it as applied.
+    return [r for r in records if r.id not in undone and not lam.applied(r.proposal)]
 
 
 def rejected_by(proposal: Proposal, rejections: Iterable[Rejection], absorbed: Absorbed) -> Rejection | None:

@@ -105,6 +105,10 @@ def test_applying_a_rejected_proposal_is_saying_yes_to_it() -> None:
     lam.reject(report, [report.proposals[0].id])
     assert lam.apply(report).applied == [report.proposals[0].id]
     assert lam.sleep(include_rejected=True).summary["already_applied"] == [report.proposals[0].id]
+    # The no is over: not listed as in force, and `lamar sleep` (every proposal) lists it as applied, not rejected.
+    assert lam.rejections() == []
+    night = lam.sleep(include_applied=True)
+    assert night.summary["rejected"] == [] and [p.id for p in night.proposals] == [report.proposals[0].id]
 
 
 def test_reject_refuses_what_the_report_does_not_hold() -> None:
