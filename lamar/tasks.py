@@ -11,12 +11,14 @@ _FAILS = r"(?:fail\w*|error\w*|broke\w*|break\w*|crash\w*|red|does\s*n[o']?t\s+(
 _GAP = r".{0,200}"
 # A test named by its function or file (test_cart, cart_test.go) is a test word too.
 _TEST = r"(?:tests?|test_\w+|\w+_tests?|pytest|jest|vitest|rspec|unittest|spec|xctest|test\s+suite)"
+# A linter that "reports" or "flagged" a code: the verb, not "add a report" or "a --check flag".
 # Checked in order; the first that matches names the task. (name, pattern)
 TASK_RULES: tuple[tuple[str, str], ...] = (
     ("tests_fail", (rf"(?i)\b{_TEST}\b{_GAP}\b{_FAILS}"
                    rf"|\b{_FAILS}{_GAP}\b(?:tests?|specs?)\b")),
     ("lint_fails", (rf"(?i)\b(?:lint\w*|ruff|eslint|flake8|pylint|mypy|clippy|tsc|type[- ]?check\w*|prettier"
-                   rf"|black|swiftlint|rubocop)\b{_GAP}\b(?:{_FAILS}|warn\w*|complain\w*|report\w*|flag\w*)")),
+                   rf"|black|swiftlint|rubocop)\b{_GAP}\b(?:{_FAILS}|warn\w*|complain\w*|report(?:s|ed|ing)\b"
+                   rf"|flag(?:s|ged|ging)\b)")),
     ("build_fails", (rf"(?i)\b(?:build\w*|compil\w*|link\w*|xcodebuild|cargo|gradle|maven|webpack|vite|make)\b"
                     rf"{_GAP}\b{_FAILS}|\b{_FAILS}{_GAP}\b(?:to\s+)?(?:build|compile)\b")),
     ("deploy_fails", (rf"(?i)\b(?:deploy\w*|release|ci|pipeline|github\s+actions|kubernetes|k8s|helm|docker)\b"

@@ -21,6 +21,9 @@ from lamar.tasks import task_class
     ("add test_rounding for half cents", "feature"),
     ("rename test_cart to test_checkout", "refactor"),
     ("add ruff to the pre-commit config", "feature"),
+    # "report" and "flag" as nouns are no lint report.
+    ("enable mypy and add a report to CI", "feature"),
+    ("set up black with a --check flag", "other"),
 ])
 def test_a_named_test_or_a_lint_report_names_the_failing_task(prompt: str, task: str) -> None:
     assert task_class(prompt) == task
