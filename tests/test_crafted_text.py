@@ -49,6 +49,8 @@ CRAFTED = {
         "from lamar.safety.prohibitions import forbidding_labels; forbidding_labels(['# a' + ' ' * 200_000 + 'b'])"),
     "a force push's flags run on and closed by a digit": (
         "from lamar.safety.instructs import instructed_harm; instructed_harm('git push -' + 'f' * 100_000 + '1')"),
+    "a mined action of spaces, compared for near-copies": (
+        "from lamar.sleep.similarity import what_to_do; what_to_do('run it' + ' ' * 5_000 + 'x')"),
 }
 
 
