@@ -218,8 +218,8 @@ def described(lam: SleepView, rejections: Sequence[Rejection]) -> list[Rejection
 
     keys = [f"proposal:{r.id}" for r in rejections]
     store = lam.store
-    events = store.lookup(keys) if isinstance(store, KeyedStore) else [
-        e for e in store.read() if e.key in set(keys)]
+    wanted = set(keys)
+    events = store.lookup(keys) if isinstance(store, KeyedStore) else [e for e in store.read() if e.key in wanted]
     seen = {e.data.get("proposal"): e for e in events if e.kind == "applied"}
     out = []
     for r in rejections:
