@@ -4,7 +4,9 @@ exclusive; a trace reader's, shared), so a stuck or stopped writer makes a write
 from __future__ import annotations
 
 import _thread
+import errno
 import os
+import stat
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -51,6 +53,9 @@ def lock_writers(path: Path, lock: Path, timeout: float) -> int:
         # Never through a link: the lock's name is foreseeable, and a write notes in it where it starts, so in a
         # folder others may write a link planted there would have that note written over another file's head.
         fd = exclusive(lock, timeout, flags=NOFOLLOW)
+        if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe: opened, but no note fits in it
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a file", str(lock))
     except OSError as exc:
         raise StoreError(lock_failed(path, lock, exc)) from exc
     if fd is None:

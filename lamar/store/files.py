@@ -14,6 +14,7 @@ from lamar._errors import StoreError
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import BinaryIO
 
 _SQLITE = b"SQLite format 3\x00"  # how every SQLite database file opens
 _JSON_STORE = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar"\s*,')  # both versions open with it
@@ -42,7 +43,36 @@ _NAME_MAX = 255  # bytes in one file name, on Linux's and macOS's file systems
 JSON_BESIDE = len("..index..tmp") + 7
 
 
-def prepare(path: Path, *, beside: int = 0, made_private: bool = False) -> None:
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """What is at `path` when something is there but no file (through a link): "a folder", "a pipe", a link
+    that leads nowhere; None when nothing is there or a file is."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None if not os.path.islink(path) else "a symbolic link that leads nowhere (its target is gone)"
+    except OSError:
+        return "a symbolic link that leads nowhere (a loop)" if os.path.islink(path) else None
+    if stat.S_ISREG(mode):
+        return None
+    return "a folder" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else "a device or a socket"
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened to read, when it is a file. Raises OSError otherwise: a pipe planted beside a store
+    would hold a plain open until some writer came, for ever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def prepare(path: Path, *, beside: int = 0, made_private: bool = False, sides: tuple[str, ...] = ()) -> None:
     """Make the folder of a store file not made yet; refuse a path that cannot be one. In ~/.lamar the
     store's folders are made (or made again) readable by this user alone.
 
@@ -51,10 +81,12 @@ def prepare(path: Path, *, beside: int = 0, made_private: bool = False) -> None:
         beside: the most bytes the store adds to the file's name for the files it keeps beside it.
         made_private: in ~/.lamar, make a missing file here, empty and 0600, for a store (SQLite) that
             would otherwise create it with the umask's mode.
+        sides: the suffixes of the files the store's engine opens beside it by itself (SQLite's).
 
     Raises:
         StoreError: the path names a folder, a pipe (whose open would wait for a writer for ever)
-            or a device, or no file can have it or the files beside it (too long, a loop of links).
+            or a device, or no file can have it or the files beside it (too long, a loop of links);
+            or one of `sides` is there and no file.
     """
     size, longest = len(os.fsencode(path.name)), _NAME_MAX - beside
     if beside and size > longest:
@@ -83,6 +115,12 @@ def prepare(path: Path, *, beside: int = 0, made_private: bool = False) -> None:
     if mode is not None and not stat.S_ISREG(mode):
         raise StoreError(f"{path} is not a file (a folder, a pipe or a device) but a store is one; it was left "
                          "untouched: name a file, or move that one away")
+    for suffix in sides:
+        # SQLite would wait for ever on a pipe there, and call the rest a read-only file or a full disk.
+        what = not_a_file(f"{path}{suffix}")
+        if what:
+            raise StoreError(f"{path}{suffix} is {what}, where the store {path} keeps a file; nothing was read or "
+                             f"written: move {path}{suffix} away (it holds no commits), then open the store again")
 
 
 def _made_private(path: Path) -> None:
@@ -126,6 +164,10 @@ def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
         return (f"cannot lock {path}: its lock {lock} is a symbolic link, which a writer never opens (it would "
                 f"write into the file the link names); nothing was written: remove {lock}, and the next write "
                 "makes the lock anew")
+    what = not_a_file(lock)
+    if what:
+        return (f"cannot lock {path}: its lock {lock} is {what}, not a file; nothing was written: move {lock} "
+                "away, and the next write makes the lock anew")
     return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{_advice(path, exc)}"
 
 

@@ -17,7 +17,7 @@ from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.appendable import check_appendable
 from lamar.store.base import Event, closed_store, scrubbed_log
 from lamar.store.file_lock import NOFOLLOW, checked_timeout, fcntl, lock_writers, needs_posix_locks
-from lamar.store.files import JSON_BESIDE, create_like, gone, prepare, write_failed
+from lamar.store.files import JSON_BESIDE, create_like, gone, open_regular, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_at, lines_of, not_begun, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -173,7 +173,7 @@ class JsonStore:
     def _pending(self) -> int | None:
         """Where the lines of a write in progress (or of a killed writer) start, as noted in the lock file."""
         try:
-            with open(self._lock_path, "rb") as fh:
+            with open_regular(self._lock_path) as fh:
                 note = fh.read(_NOTE)
             return int(note) if note.strip() else None
         except (OSError, ValueError):
@@ -430,7 +430,7 @@ class JsonStore:
                     ) -> tuple[tuple[int, int, int], str] | None:
         """The state file's text with its stamp; `kept` again if the file has not changed since."""
         try:
-            with open(self._state_path, "rb") as fh:
+            with open_regular(self._state_path) as fh:
                 st = os.fstat(fh.fileno())
                 stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
                 if kept is not None and kept[0] == stamp:

@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore
-from lamar.store.files import create_like
+from lamar.store.files import create_like, open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -109,7 +109,7 @@ def save(path: Path, index: Index, header: bytes, first: int, st: os.stat_result
 def load(path: Path, fh: BinaryIO, header: bytes, st: os.stat_result) -> tuple[Index, int] | None:
     """The index of `path` and the first seq, if it still describes the file open as `fh`; else None."""
     try:
-        with open(index_path(path), "rb") as src:
+        with open_regular(index_path(path)) as src:
             raw = src.read()
     except OSError:
         return None

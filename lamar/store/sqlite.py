@@ -55,7 +55,7 @@ class SqliteStore:
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
         self._copies = sqlite_read_only.Copies(self.path, timeout=timeout)  # a file read from a private copy
         self._closed = False
-        files.prepare(self.path, made_private=True)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
+        files.prepare(self.path, made_private=True, sides=("-wal", "-shm", "-journal"))  # see files.prepare
         opened = None  # the file SQLite opened, before `_prepare` waits for a writer's lock: it may be replaced then
         try:
             if self._copies.instead_of_in_place(self._read_from):
