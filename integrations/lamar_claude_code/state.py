@@ -4,8 +4,10 @@ The log beside it holds one line per failure or settlement; `lamar claude-code s
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,7 +62,7 @@ def read_state(path: Path, log: Path | None = None) -> dict[str, Any]:
     with a line in `log`: kept, it would fail every event and be written back by each.
     """
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_file(path))
     except (OSError, ValueError):
         return empty_state()
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
@@ -181,7 +183,7 @@ def note_episode(path: Path, episode_id: str) -> None:
     # Appended rather than the note replaced: a rename over an existing file makes ext4 flush it
     # first, which the prompt would wait for. A torn line is read as no episode.
     with contextlib.suppress(OSError):
-        fd = os.open(recall_note(path), os.O_WRONLY | os.O_APPEND)
+        fd = os.open(recall_note(path), os.O_WRONLY | os.O_APPEND | _NONBLOCK)
         try:
             os.write(fd, b"\n" + json.dumps({"episode": episode_id}).encode("utf-8"))
         finally:
@@ -195,7 +197,7 @@ def read_note(path: Path) -> Any:
         OSError: the note cannot be read (FileNotFoundError: there is none).
         ValueError: its first line is not JSON.
     """
-    first, _, rest = recall_note(path).read_bytes().partition(b"\n")
+    first, _, rest = read_file(recall_note(path)).partition(b"\n")
     intent = json.loads(first)
     try:
         added = json.loads(rest) if rest else None
@@ -293,7 +295,36 @@ def _open_private(path: Path, flags: int) -> int:
     Never through a link: beside a store in a folder others may write, one planted at a log's or a temporary
     copy's name (it carries the process id, which any user sees) would have the text written into another file.
     """
-    return os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | _NONBLOCK, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # what a pipe with no reader answers a write-only open that does not wait
+            raise OSError(errno.EINVAL, f"{path} is a pipe, not a file: move it away") from None
+        raise
+    _only_a_file(fd, path)
+    return fd
+
+
+# A pipe planted at one of these names would hold a plain open or read until some process came to its other end:
+# past the hook's budget, at every event. Opened without waiting, it is refused as what it is.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _only_a_file(fd: int, path: Path) -> None:
+    """Close `fd` and raise OSError, naming `path` and what to do, unless it is a file."""
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a pipe" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "a device or a socket"
+        raise OSError(errno.EINVAL, f"{path} is {what}, not a file: move it away")
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of the file at `path`. Raises OSError when it cannot be read or is no file."""
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    _only_a_file(fd, path)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def create_private(location: str) -> None:
@@ -318,7 +349,7 @@ def create_private(location: str) -> None:
 
 
 def _shrink(path: Path) -> None:
-    data = path.read_bytes()
+    data = read_file(path)
     cut = data.find(b"\n", len(data) // 2)
     write_atomically(path, data[cut + 1 :])
 
@@ -326,7 +357,7 @@ def _shrink(path: Path) -> None:
 def tail(path: Path, lines: int = 5) -> list[str]:
     """The last lines of the log ([] when there is none)."""
     try:
-        data = path.read_text(encoding="utf-8", errors="replace")
+        data = read_file(path).decode("utf-8", errors="replace")
     except OSError:
         return []
     return data.splitlines()[-lines:]
