@@ -171,6 +171,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 f"{_FLEET} --seconds 10 --rate 1 --workloads spread,shared --modes fold", 6),
     Measurement(_PG, "The fleet benchmark (machine A)", f'{_FLEET} --clients "" --workloads "" --big 1000000', 20),
     Measurement(_PG, "A checkpoint beside its writers", "python tools/pg_checkpoint_hold.py --episodes 16000", 3),
+    Measurement("docs/guarantees.md", "Figures", "python tools/kill_loop.py --kills 200", 45),
     Measurement(_SPEED, "Measurement", "env -u PYTHONDONTWRITEBYTECODE python -m lamar.bench --cold "
                 "--runs 15 --hook-runs 30 --skip warm,quickstart", 40),
 )
