@@ -198,6 +198,9 @@ def _open(store: str, create: bool = False) -> Any:
 
         create_private(store)
     elif store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
+        if Path(store).expanduser().is_symlink():
+            raise StoreError(f"{store} is a symbolic link that leads nowhere (a loop, or a file that is gone): point "
+                             "it at the store, or pass the store's own path as --store")
         raise StoreError(f"no store at {store}: run `lamar claude-code install` or pass --store")
     return Lamar(store)
 

@@ -235,6 +235,9 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
         # Both backends take an empty file for an empty store: a read would make it one.
         raise StoreError(f"{path} is an empty file, not a store yet: " + (fix or (
             f"`{_lamar()} add --create` or `{_lamar()} import` makes it one")))
+    if is_file_location(location) and path.is_symlink() and not path.exists():  # a typo would be no link at all
+        raise StoreError(f"{path} is a symbolic link that leads nowhere (to {os.readlink(path)}: a loop, or a file "
+                         "that is gone); it was left as it is: point it at the store, or name the store's own path")
     if is_file_location(location) and not path.exists():
         beside = store_beside(path)
         # A path the user named is more likely a typo than a wish for another store: "pass --store"
