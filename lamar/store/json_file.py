@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
@@ -107,6 +108,8 @@ class JsonStore:
             return
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc
+        if not stat.S_ISREG(st.st_mode):  # put in its place since it was opened: a pipe's open would wait for ever
+            prepare(self.path)  # raises, naming it
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         if stamp == self._stamp or (self._stamp is None and not st.st_size and not_begun(self.path)):
             return  # unchanged, or an empty file never loaded: no store yet (the first write replaces it)

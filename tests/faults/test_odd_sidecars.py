@@ -1,6 +1,6 @@
-"""A file a store keeps beside it (SQLite's -wal, -shm, -journal; a JSON store's .lock, .index, .state) found as a
-folder, a pipe or a link that leads nowhere: nothing waits for ever, a refusal names that file and what to do
-(never a read-only store or a full disk), and the store is left as it was and reads whole."""
+"""A file a store keeps beside it (SQLite's -wal, -shm, -journal; a JSON store's .lock, .index, .state), or a
+JSON store's own file, found as a folder, a pipe or a link that leads nowhere: nothing waits for ever, a refusal
+names that file and what to do (never a read-only store or a full disk), and the store is left as it was."""
 
 from __future__ import annotations
 
@@ -94,3 +94,13 @@ def test_a_pipe_at_a_json_stores_cache_is_passed_over_not_waited_on(tmp_path: Pa
     added = _lamar(path, *_ADD)
     assert added.returncode == 0, added.stderr
     assert events_of(path)[:len(expected)] == expected and len(events_of(path)) == len(expected) + 1
+
+
+def test_a_json_store_replaced_by_a_pipe_while_open_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # A process that keeps the store open (`lamar ui`, `lamar mcp`) reads the file again at each call.
+    path, _ = _store(tmp_path, "s.json")
+    script = (f"import os, sys\nfrom lamar import Lamar, StoreError\nlam = Lamar({str(path)!r})\n"
+              f"os.rename({str(path)!r}, {str(path)!r} + '.moved')\nos.mkfifo({str(path)!r})\n"
+              "try:\n    lam.recall({})\nexcept StoreError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and f"{path} is not a file" in done.stdout, (done.stdout, done.stderr)
