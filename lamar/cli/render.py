@@ -90,6 +90,16 @@ def interval(lower: float | None, upper: float | None, digits: int = 2) -> str:
     return f"[{bound(lower, digits)}, {bound(upper, digits)}]"
 
 
+def known_interval(lower: float | None, upper: float | None, digits: int = 2) -> str:
+    """The interval, or "n/a" while it says nothing (`no_evidence`), as `lift` prints the lift: a line
+    of prose reads "[-2.00, +2.00]" as a measurement, where a table's column beside "n/a" does not.
+
+    >>> known_interval(-42.28, 43.24), known_interval(float("-inf"), float("inf")), known_interval(0.1, 0.3)
+    ('n/a', 'n/a', '[+0.10, +0.30]')
+    """
+    return "n/a" if no_evidence(lower, upper) else interval(lower, upper, digits)
+
+
 def lift(value: float | None, lower: float | None, upper: float | None, digits: int = 2) -> str:
     """The lift, or "n/a" while its interval says nothing (`no_evidence`): an estimate from a few
     randomized episodes can sit anywhere in [-2, 2] and would read as a huge effect.

@@ -13,7 +13,7 @@ from lamar._errors import InvalidArgument, LamarError, ModelError, echoed
 from lamar.cli.mined import dropped_lines, support_line
 from lamar.cli.outputs import check_output, is_sleep_report
 from lamar.cli.rejections import remember, remembered
-from lamar.cli.render import dump_json, interval, lift, plural, shorten
+from lamar.cli.render import dump_json, known_interval, lift, plural, shorten
 from lamar.cli.report_file import load_report, report_held, save_report
 from lamar.cli.report_store import note_store, read_made_from
 from lamar.cli.session import UsageError, open_engine
@@ -187,14 +187,14 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
         elif isinstance(ev, Mapping) and ev:
             lines.append(f"    evidence when proposed: {ev.get('verdict')}, "
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "
-                         f"interval {interval(ev.get('lower'), ev.get('upper'))}, "
+                         f"interval {known_interval(ev.get('lower'), ev.get('upper'))}, "
                          f"{ev.get('randomized', 0)} randomized, {ev.get('injected', 0)} injected")
         slices = ev.get("slices") if isinstance(ev, Mapping) else None
         for name, s in (slices.items() if isinstance(slices, Mapping) else ()):
             if isinstance(s, Mapping):  # the evidence of each slice of the context (docs/context.md)
                 lines.append(f"      where {printed_id(name)}: {s.get('verdict')}, "
                              f"lift {lift(s.get('lift'), s.get('lower'), s.get('upper'))}, "
-                             f"interval {interval(s.get('lower'), s.get('upper'))}, "
+                             f"interval {known_interval(s.get('lower'), s.get('upper'))}, "
                              f"{s.get('randomized', 0)} randomized")
     return lines
 
