@@ -100,6 +100,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement("docs/sleep.md", "What counts as a contradiction",
                 "python tools/contradiction_pairs.py --before dd4e6c7d", 0.2),
     Measurement("docs/sleep.md", "What mining costs", "python tools/mining_cost.py", 0.5),
+    Measurement("docs/sleep.md", "What mining costs", "python tools/mining_reply_cost.py", 0.5),
     Measurement("docs/sleep.md", "What counts as a near-duplicate", "python tools/lesson_pairs.py --before 228f750d",
                 0.2),
     Measurement("docs/guarantees.md", "No secret leaves through memory", "python tools/fourth_corpus.py", 0.2),
