@@ -33,7 +33,7 @@ def unchosen_text(ev: Evidence) -> str:
     >>> from lamar.policy.verdicts import Evidence, Verdict
     >>> ev = Evidence("exp_1", Verdict.UNKNOWN, 0.0, -2.0, 2.0, 1, 9, 1, 40, 1, -0.4, unchosen=30,
     ...               chosen_at=86400.0, fell_at=0.0)
-    >>> print(unchosen_text(ev).replace("), ", "),\n"))
+    >>> print(unchosen_text(ev).replace("), ", "),\\n"))
     not chosen in the last 30 reported episodes of its scope (last chosen 1970-01-02 00:00 UTC),
     after its injected rewards fell (1970-01-01 00:00 UTC)
     """
