@@ -28,6 +28,22 @@ def _message(page: str) -> str:
 
 
 
+def two_proposals(path: Path) -> None:
+    """A store for which sleep proposes two things: a contradiction (two actions for one situation) and a merge
+    (one lesson written twice)."""
+    with Lamar(str(path)) as lam:
+        for action in ("raise the test timeout", "run the failing test alone first"):
+            lam.add(Experience("a UI test times out on CI", action, scope=Scope(project="trace")))
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+
+
+def run_sleep(url: str) -> dict[str, str]:
+    """Run sleep on the page of `two_proposals`' store: its proposal cards, id to kind."""
+    assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 2 proposals")
+    return dict(re.findall(r'<section class="proposal \w+" data-id="([^"]+)"><h2>(\w+)', _get(url, "/sleep")))
+
+
 def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "lessons.db"
     with Lamar(str(path)) as lam:  # two wordings of one lesson: sleep proposes to merge them
@@ -70,14 +86,9 @@ def test_a_contradiction_acknowledged_once_is_counted_not_listed_every_night(tmp
     # Sleep proposes an acknowledged contradiction again, by the same id, as long as both lessons
     # stand: the page showed it again after every Run sleep, as a card with nothing left to click.
     path = tmp_path / name
-    with Lamar(str(path)) as lam:
-        for action in ("raise the test timeout", "run the failing test alone first"):
-            lam.add(Experience("a UI test times out on CI", action, scope=Scope(project="trace")))
-        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
-        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+    two_proposals(path)
     with serving(path) as url:
-        assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 2 proposals")
-        cards = dict(re.findall(r'<section class="proposal \w+" data-id="([^"]+)"><h2>(\w+)', _get(url, "/sleep")))
+        cards = run_sleep(url)
         (contradiction,) = [pid for pid, kind in cards.items() if kind == "contradiction"]
         _get(url, "/sleep/decide", {"proposal": contradiction, "decision": "approved"})
         assert _message(_get(url, "/sleep/apply", _apply_form(_get(url, "/sleep")))) == "applied 1, skipped 0"
