@@ -45,21 +45,10 @@ def test_run_sleep_says_what_it_could_not_read(tmp_path: Path, monkeypatch: pyte
     assert [p["kind"] for p in saved["proposals"]] == ["candidate"]
 
 
-def test_run_sleep_is_the_last_sleep_lamar_stats_shows(tmp_path: Path) -> None:
-    from lamar.cli.last_sleep import last_sleep
-
-    store = tmp_path / "lessons.json"
-    with Lamar(str(store)) as lam:
-        ui = UI(lam, report_path=tmp_path / "report.json")
-        with TestClient(create_app(ui), base_url="http://127.0.0.1") as client:
-            client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
-            client.post("/sleep/run", data={"token": ui.token})
-    last = last_sleep(str(store))
-    assert last is not None and last["report"] == str(tmp_path / "report.json") and last["proposals"] == 0
-
-
-def test_run_sleep_records_its_run_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_sleep_records_its_run_once_as_the_last_sleep_lamar_stats_shows(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from lamar import atomic
+    from lamar.cli.last_sleep import last_sleep
 
     written: list[str] = []
     replace = atomic.replace_file
@@ -77,3 +66,5 @@ def test_run_sleep_records_its_run_once(tmp_path: Path, monkeypatch: pytest.Monk
             client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
             client.post("/sleep/run", data={"token": ui.token})
     assert written == [str(tmp_path / "report.json")]  # once, naming its report
+    last = last_sleep(str(store))
+    assert last is not None and last["report"] == str(tmp_path / "report.json") and last["proposals"] == 0
