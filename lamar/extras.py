@@ -23,6 +23,19 @@ def origin() -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+def _installed(where: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any], str, str, str | None]:
+    """pip for this interpreter; the install record (`where`, or this Lamar's); its URL; the local path a file
+    URL names; and, for a clone, "-e " or "" as it was installed (None when it is no clone)."""
+    from urllib.parse import unquote, urlparse
+
+    where = origin() if where is None else where
+    url = str(where.get("url", ""))
+    path = unquote(urlparse(url).path) if url.startswith("file:") else ""
+    clone = isinstance(where.get("dir_info"), Mapping) and os.path.isfile(os.path.join(path, "pyproject.toml"))
+    editable = ("-e " if where["dir_info"].get("editable") else "") if clone else None
+    return pip_command(), where, url, path, editable
+
+
 def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
     """The command that installs `extra` into this interpreter, for the Lamar it runs.
 
@@ -37,14 +50,8 @@ def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
     >>> install_command("ui", git).split(" install ")[1]
     '"lamar[ui] @ git+https://example.org/lamar.git@abc123"'
     """
-    from urllib.parse import unquote, urlparse
-
-    pip = pip_command()
-    where = origin() if where is None else where
-    url = str(where.get("url", ""))
-    path = unquote(urlparse(url).path) if url.startswith("file:") else ""
-    if isinstance(where.get("dir_info"), Mapping) and os.path.isfile(os.path.join(path, "pyproject.toml")):
-        editable = "-e " if where["dir_info"].get("editable") else ""  # installed as it was, copied or linked
+    pip, where, url, path, editable = _installed(where)
+    if editable is not None:  # installed as it was, copied or linked
         return f'{pip} install {editable}"{path}[{extra}]"'
     vcs = where.get("vcs_info")
     if isinstance(vcs, Mapping) and vcs.get("vcs") == "git" and url:
@@ -63,15 +70,10 @@ def upgrade_command(where: Mapping[str, Any] | None = None) -> str:
     '-U "lamar @ git+https://example.org/lamar.git"'
     """
     import shlex
-    from urllib.parse import unquote, urlparse
 
-    pip = pip_command()
-    where = origin() if where is None else where
-    url = str(where.get("url", ""))
-    path = unquote(urlparse(url).path) if url.startswith("file:") else ""
-    if isinstance(where.get("dir_info"), Mapping) and os.path.isfile(os.path.join(path, "pyproject.toml")):
+    pip, where, url, path, editable = _installed(where)
+    if editable is not None:
         # An editable install runs the clone's code, but a reinstall brings any new dependency or command.
-        editable = "-e " if where["dir_info"].get("editable") else ""
         return f'git -C {shlex.quote(path)} pull && {pip} install {editable}"{path}"'
     vcs = where.get("vcs_info")
     if isinstance(vcs, Mapping) and vcs.get("vcs") == "git" and url:
