@@ -198,7 +198,7 @@ class Evidence:
 
         >>> Evidence("exp_1", Verdict.HELPS, 0.42, 0.1, 0.8, 60, 40, 20, 60, 0, 0.4).summary()
         'lift +0.42, interval [+0.10, +0.80] from 60 randomized episodes'
-        >>> Evidence("exp_1", Verdict.UNKNOWN, 1.97, -2.0, 2.0, 7, 1, 6, 7, 0, -0.3).summary()
+        >>> Evidence("exp_1", Verdict.UNKNOWN, 1.97, -2.0, 2.0, 7, 1, 6, 7, 0, 0.3).summary()
         'no evidence yet: 7 randomized episodes leave every lift from -2 to +2 possible'
         """
         from lamar.policy.dropped import dropped_text

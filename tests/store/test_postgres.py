@@ -46,6 +46,18 @@ def namespace_url(url: str, namespace: str, **params: str) -> str:
     return f"{url}{sep}{urlencode({'lamar_namespace': namespace, **params}, quote_via=quote)}"
 
 
+def compared_evidence(lam: Any, lesson: str) -> dict[str, Any]:
+    """`lam.evidence(lesson).to_dict()` without the notes Evidence equality leaves out (when the lesson was last
+    chosen and fell, how long since): a PostgreSQL fold-mode row keeps none of them, and each engine dates them
+    by its own clock."""
+    import dataclasses
+
+    from lamar.policy.verdicts import Evidence
+
+    notes = {f.name for f in dataclasses.fields(Evidence) if not f.compare}
+    return {k: v for k, v in lam.evidence(lesson).to_dict().items() if k not in notes}
+
+
 def drop_namespaces(url: str, *namespaces: str) -> None:
     """Delete every row of `namespaces` from every table that holds one, so that a run leaves nothing."""
     drop_namespace(url, *namespaces)

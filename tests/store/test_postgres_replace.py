@@ -16,7 +16,7 @@ from lamar import Experience, Lamar, Scope, Signal
 from lamar.state.cache import FoldCache
 from lamar.store.base import Event
 from tests.state.seam import folded
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+from tests.store.test_postgres import compared_evidence, drop_namespaces, namespace_url, unique_namespace
 from tests.store.test_postgres_fold import _assert_rows_are_the_replay, _decisive, _rows
 
 PROJECTS = ["p0", "p1", "p2", "p3"]
@@ -91,7 +91,7 @@ def _observe(lam: Lamar) -> dict[str, Any]:
     stats = dict(lam.stats())
     for key in ("store", "events", "compacted"):
         stats.pop(key, None)
-    return {"evidence": {f"L{i}": lam.evidence(f"L{i}").to_dict() for i in range(8)}, "stats": stats,
+    return {"evidence": {f"L{i}": compared_evidence(lam, f"L{i}") for i in range(8)}, "stats": stats,
             "pending": [(dict(p.context), p.injected) for p in lam.pending()]}
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lamar import Experience, Lamar, LamarError, Scope, Signal
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+from tests.store.test_postgres import compared_evidence, drop_namespaces, namespace_url, unique_namespace
 from tests.store.test_postgres_fold import _rows
 
 PROJECTS = ["p0", "p1", "p2"]
@@ -29,7 +29,7 @@ def _observe(lam: Lamar, ids: list[str]) -> dict[str, Any]:
     stats = dict(lam.stats())
     for key in ("store", "events", "compacted"):
         stats.pop(key, None)
-    return {"evidence": {i: lam.evidence(i).to_dict() for i in ids}, "stats": stats,
+    return {"evidence": {i: compared_evidence(lam, i) for i in ids}, "stats": stats,
             "pending": sorted((sorted(p.context.items()), p.injected) for p in lam.pending())}
 
 
