@@ -12,18 +12,9 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope
+from tests.store.test_old_stores import older_lamar
 
 OLDER = "228f750d"  # the last commit whose sleep forgot a rejection
-
-
-def _older(folder: Path) -> Path | None:
-    """The lamar package of OLDER, exported from this repository's history (None where it is not)."""
-    root = Path(__file__).resolve().parents[2]
-    archive = subprocess.run(["git", "archive", OLDER, "lamar"], capture_output=True, cwd=root, check=False)
-    if archive.returncode != 0:
-        return None
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
 
 
 _SCRIPT = """
@@ -40,7 +31,7 @@ print(json.dumps({"kinds": kinds, "ids": sorted(p.id for p in report), "applied"
 @pytest.mark.parametrize("name", ["lessons.json", "lessons.db"])
 def test_the_older_lamar_asks_again_and_keeps_the_record_for_this_one(tmp_path: Path, name: str) -> None:
     (tmp_path / "older").mkdir()
-    older = _older(tmp_path / "older")
+    older = older_lamar(tmp_path / "older", OLDER)
     if older is None:
         pytest.skip(f"commit {OLDER} is not in this clone's history")
     path = tmp_path / name

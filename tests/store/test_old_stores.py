@@ -88,10 +88,11 @@ def test_an_older_erase_leaves_its_scope_values_until_the_lesson_is_erased_again
             assert all(value.encode() not in p.read_bytes() for p in tmp_path.glob(path.name + ".*"))
 
 
-def _older(folder: Path) -> Path | None:
-    """The lamar package of COMMIT, exported from this repository's history (None where it is not)."""
+def older_lamar(folder: Path, commit: str = COMMIT) -> Path | None:
+    """The lamar package of `commit`, exported from this repository's history into `folder` (None where it is
+    not in this clone's history)."""
     root = Path(__file__).resolve().parents[2]
-    archive = subprocess.run(["git", "archive", COMMIT, "lamar"], capture_output=True, cwd=root, check=False)
+    archive = subprocess.run(["git", "archive", commit, "lamar"], capture_output=True, cwd=root, check=False)
     if archive.returncode != 0:
         return None
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
@@ -101,7 +102,7 @@ def _older(folder: Path) -> Path | None:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_older_lamar_refuses_or_reads_whole_a_store_this_one_wrote(tmp_path: Path, name: str) -> None:
     (tmp_path / "older").mkdir()
-    older = _older(tmp_path / "older")
+    older = older_lamar(tmp_path / "older")
     if older is None:
         pytest.skip(f"commit {COMMIT} is not in this clone's history")
     path = _copy(name, tmp_path)
