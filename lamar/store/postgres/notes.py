@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lamar.store.postgres.connection import Connections
-from lamar.store.postgres.schema import MIGRATION_LOCK, script
+from lamar.store.postgres.schema import ensure_table
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -19,12 +19,7 @@ def save_note(db: Connections, namespace: str, name: str, text: str) -> None:
         StoreError: the table could not be made (a role without CREATE) or written.
     """
     def run(conn: Connection[Any]) -> None:
-        # Made once, taking turns on the migration lock; once there nothing creates it, so a role
-        # without CREATE may write notes once the owner made the table (GRANT as for lamar_state).
-        if conn.execute("SELECT to_regclass('lamar_notes')").fetchone() in (None, (None,)):
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                conn.execute(script("notes.sql").encode("utf-8"))
+        ensure_table(conn, "lamar_notes", "notes.sql")  # a role without CREATE writes once the owner made it
         with conn.transaction():
             conn.execute("INSERT INTO lamar_notes (namespace, name, body) VALUES (%s, %s, %s) "
                          "ON CONFLICT (namespace, name) DO UPDATE SET body = EXCLUDED.body", (namespace, name, text))

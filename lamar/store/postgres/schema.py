@@ -61,6 +61,18 @@ def migrate(conn: Connection[Any], location: str) -> None:
         conn.execute("INSERT INTO lamar_migrations (version) VALUES (%s)", (SCHEMA_VERSION,))
 
 
+def ensure_table(conn: Connection[Any], table: str, name: str) -> None:
+    """Create `table` by the script `name` unless it is there: a table that comes with its first row.
+
+    Creators take turns on the migration lock. Once the table is there nothing creates it: CREATE ...
+    IF NOT EXISTS needs CREATE on the schema even then, which an agent's role may lack.
+    """
+    if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() in (None, (None,)):
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute(script(name).encode("utf-8"))
+
+
 def schema_version(conn: Connection[Any]) -> int | None:
     """The schema's version: None for an empty database, 0 for the unversioned layout.
 
@@ -77,4 +89,4 @@ def schema_version(conn: Connection[Any]) -> int | None:
     return 0 if "lamar_events" in tables else None
 
 
-__all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "migrate", "schema_version", "script", "scripts"]
+__all__ = ["MIGRATION_LOCK", "SCHEMA_VERSION", "ensure_table", "migrate", "schema_version", "script", "scripts"]

@@ -14,7 +14,7 @@ from lamar.store.appendable import check_appendable, storable_key
 from lamar.store.base import Event, StoredText
 from lamar.store.postgres.connection import NEEDS_PSYCOPG, Connections, reason
 from lamar.store.postgres.counters import WriteCounters
-from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
+from lamar.store.postgres.schema import ensure_table, migrate, schema_version
 from lamar.store.postgres.server_errors import opening_advice
 from lamar.store.postgres.url import parse_url
 from lamar.store.postgres.wire import events_json, keyed, result_parts, timeout_param
@@ -329,13 +329,7 @@ class PostgresStore:
         ns, pg = self.namespace, self._db.pg
 
         def run(conn: Connection[Any]) -> None:
-            # The table comes with the first save (no schema migration for a cache); creators take
-            # turns on the migration lock. Once it is there nothing creates it: CREATE ... IF NOT
-            # EXISTS needs CREATE on the schema even then, which an agent's role may lack.
-            if conn.execute("SELECT to_regclass('lamar_state')").fetchone() in (None, (None,)):
-                with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                    conn.execute(script("state.sql").encode("utf-8"))
+            ensure_table(conn, "lamar_state", "state.sql")  # a cache: no schema migration
             with conn.transaction():
                 # A state folded before an `erase` event may hold the text it took out: not kept.
                 # The rewrite lock shared, never waited for: a scrub (which drops the state) holds
