@@ -34,7 +34,7 @@ from lamar.sleep.proposals import (
     already_applied,
     skip_code,
 )
-from lamar.sleep.rejected import without_rejected
+from lamar.sleep.rejected import said_yes, without_rejected
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
 from lamar.store import Event
@@ -184,6 +184,7 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
             removed.update(_removed_since(stored))
             applied.append(proposal.id)
         current = ""
+        said_yes(lam, [by_id[pid] for pid in applied])  # a no it was applied over is over (`lamar rejections`)
         lam.sync()
     # The store's own message (a full disk: "its previous contents are intact") speaks of one write;
     # the person needs to know which proposals went in before it.

@@ -186,9 +186,20 @@ def reject(lam: SleepView, report: SleepReport, only: Sequence[str]) -> list[str
             lam.append([Event("applied", data, key=f"proposal:{record}")])
         except EventConflict:  # another reviewer said the same no at the same time
             continue
+        # This no replaces an earlier one of the same subject, which no longer held (each compaction,
+        # or the same proposal on grounds changed since): `lamar rejections` lists the subject once.
+        _undo(lam, [r for r in records if r.proposal == subject(proposal) and r.id not in undone])
         done.append(pid)
     lam.sync()
     return done
+
+
+def said_yes(lam: SleepView, applied: Iterable[Proposal]) -> None:
+    """Undo the rejections in force of the proposals just applied, as `unreject` would: applying one is a yes,
+    and applying a compaction is a yes to compaction, whatever episodes the rejected one would have folded."""
+    subjects = {subject(p) for p in applied}
+    if subjects:
+        _undo(lam, [r for r in in_force(lam) if r.proposal in subjects])
 
 
 def _shown(value: int | None) -> str:
@@ -201,38 +212,43 @@ def unreject(lam: SleepView, proposal_id: str) -> list[Rejection]:
     lam.sync()
     name = "compact" if proposal_id.startswith("compact_") else proposal_id
     undo = described(lam, [r for r in in_force(lam) if name in (r.proposal, r.id)])
-    for rejection in undo:
+    _undo(lam, undo)
+    lam.sync()
+    return undo
+
+
+def _undo(lam: SleepView, rejections: Iterable[Rejection]) -> None:
+    for rejection in rejections:
         try:
             lam.append([Event("applied", {"proposal": UNDONE + rejection.id, "kind": "unreject"},
                               key=f"proposal:{UNDONE}{rejection.id}")])
         except EventConflict:  # another writer undid it at the same time
             pass
-    lam.sync()
-    return undo
 
 
 def described(lam: SleepView, rejections: Sequence[Rejection]) -> list[Rejection]:
-    """The rejections with what the person saw, read from their events (a record folded into a
-    checkpoint by a compaction keeps its grounds, and shows only its id)."""
+    """The rejections with what the person saw, as the store keeps it beside each record (a checkpoint
+    keeps it in its snapshot), or read from the record's event when the folded state has it not."""
     from lamar.store.base import KeyedStore
 
-    keys = [f"proposal:{r.id}" for r in rejections]
-    store = lam.store
-    wanted = set(keys)
-    events = store.lookup(keys) if isinstance(store, KeyedStore) else [e for e in store.read() if e.key in wanted]
-    seen = {e.data.get("proposal"): e for e in events if e.kind == "applied"}
+    noes = dict(lam.noes())
+    if keys := [f"proposal:{r.id}" for r in rejections if r.id not in noes]:  # a state saved before it kept them
+        store, wanted = lam.store, set(keys)
+        events = store.lookup(keys) if isinstance(store, KeyedStore) else [e for e in store.read() if e.key in wanted]
+        noes |= {str(e.data.get("proposal")): {**e.data, "time": e.time} for e in events if e.kind == "applied"}
     out = []
     for r in rejections:
-        event = seen.get(r.id)
-        if event is None:
+        seen = noes.get(r.id)
+        if seen is None:  # folded into a checkpoint by a Lamar that kept its id alone
             out.append(r)
             continue
-        lessons = event.data.get("lessons")
+        lessons, at = seen.get("lessons"), seen.get("time")
         out.append(dataclasses.replace(
-            r, kind=str(event.data.get("of", "")), reason=str(event.data.get("reason", "")), time=event.time,
+            r, kind=str(seen.get("of", "")), reason=str(seen.get("reason", "")),
+            time=float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None,
             lessons=tuple(map(str, lessons)) if isinstance(lessons, list) else ()))
     return sorted(out, key=lambda r: (r.time is None, r.time or 0.0, r.id))
 
 
 __all__ = ["PREFIX", "UNDONE", "Absorbed", "Rejection", "absorbed_in", "count", "described", "in_force", "reject",
-           "rejected_by", "state", "subject", "unreject", "without_rejected"]
+           "rejected_by", "said_yes", "state", "subject", "unreject", "without_rejected"]

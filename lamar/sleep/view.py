@@ -52,6 +52,9 @@ class SleepView(Protocol):
     def applied_ids(self) -> frozenset[str]:
         """Every proposal id the store holds as applied (rejection records among them: lamar.sleep.rejected)."""
 
+    def noes(self) -> Mapping[str, Mapping[str, object]]:
+        """What a person saw of each rejection in force, by record id (`lamar.state.snapshot.note_no`)."""
+
     def active_count(self) -> int:
         """Lessons not retired (the count the verdicts' multiplicity is taken over)."""
 

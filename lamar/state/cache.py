@@ -14,7 +14,7 @@ from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.episode import EpisodeRecord
 from lamar.state.marks import Mark, Marks
-from lamar.state.snapshot import add_to_audit, new_audit, restore
+from lamar.state.snapshot import add_to_audit, new_audit, note_no, restore
 from lamar.store.base import Event, StoredText, in_rows_order
 
 ScopeKey = tuple[tuple[str, str], ...]
@@ -48,6 +48,7 @@ class FoldCache:
         self._same: dict[tuple[Any, ...], str] | None = None
         self.episodes: dict[str, EpisodeRecord] = {}
         self.applied: set[str] = set()
+        self.noes: dict[str, dict[str, Any]] = {}  # what a person saw of each no in force (`note_no`)
         # Lessons retired or merged away, by the seq that did it and how: apply skips a proposal
         # made before that seq, even across a checkpoint that took the event itself out of the log.
         self.removed: dict[str, tuple[int, str]] = {}
@@ -305,6 +306,7 @@ class FoldCache:
             self._edit(data, event)
         elif kind == "applied":
             self.applied.add(data["proposal"])
+            note_no(self.noes, data, event.time)
         elif kind == "compact":
             dropped = [r for r in (self.episodes.pop(e, None) for e in data["episodes"]) if r is not None]
             add_to_audit(self.compacted, dropped)

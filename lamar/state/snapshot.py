@@ -42,6 +42,15 @@ def add_to_audit(audit: dict[str, Any], dropped: Iterable[EpisodeRecord]) -> Non
             by_signal[name] = by_signal.get(name, 0) + 1
 
 
+def note_no(noes: dict[str, dict[str, Any]], data: Mapping[str, Any], at: float) -> None:
+    """Keep, from one `applied` event, what `lamar rejections` shows of a person's no (lamar.sleep.rejected): a
+    checkpoint takes the event out of the log, and the snapshot keeps this in its place. An undo forgets it."""
+    if data.get("kind") == "reject":
+        noes[str(data["proposal"])] = {k: data[k] for k in ("of", "lessons", "reason") if k in data} | {"time": at}
+    elif data.get("kind") == "unreject":
+        noes.pop(str(data["proposal"]).removeprefix("unreject:"), None)
+
+
 def snapshot_of(cache: FoldCache, episodes: Iterable[EpisodeRecord] | None = None) -> dict[str, Any]:
     """The cache as plain JSON-safe data, in the order the cache keeps it.
 
@@ -61,6 +70,7 @@ def snapshot_of(cache: FoldCache, episodes: Iterable[EpisodeRecord] | None = Non
         # expiry, and the integrations tell a failed run's expiry from a report by it.
         "settled": {record.id: record.settled for record in held if record.settled is not None},
         "applied": sorted(cache.applied),
+        **({"noes": cache.noes} if cache.noes else {}),  # only when held: a snapshot of no rejection reads as before
         "removed": {exp_id: list(done) for exp_id, done in cache.removed.items()},
         "active": cache.n_active,
         "reports": cache.reports,
@@ -97,6 +107,8 @@ def restore(cache: FoldCache, data: Mapping[str, Any]) -> None:
         if (settled := cache.episodes.get(episode_id)) is not None:
             settled.settled = how
     cache.applied = set(data["applied"])
+    # A snapshot written before it kept them has none: its rejections show their ids alone.
+    cache.noes = {str(record): {**seen} for record, seen in data.get("noes", {}).items()}
     # A snapshot written before lessons' removals were kept has none: its log showed them.
     cache.removed = {str(i): (int(seq), str(how)) for i, (seq, how) in data.get("removed", {}).items()}
     cache.n_active = int(data["active"])
@@ -120,4 +132,4 @@ def _check_numbers(state: LessonState) -> None:
         raise ValueError(f"lesson {state.experience.id}: a ledger of {state.ledger.n} episodes has no weight")
 
 
-__all__ = ["EPISODE_FIELDS", "FORMAT", "add_to_audit", "new_audit", "restore", "snapshot_of"]
+__all__ = ["EPISODE_FIELDS", "FORMAT", "add_to_audit", "new_audit", "note_no", "restore", "snapshot_of"]

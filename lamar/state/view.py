@@ -81,6 +81,9 @@ class StateView:
     def applied_ids(self) -> frozenset[str]:
         return frozenset(self._log.cache.applied)
 
+    def noes(self) -> Mapping[str, Mapping[str, object]]:
+        return self._log.cache.noes
+
     def active_count(self) -> int:
         return self._log.cache.n_active
 

@@ -1,5 +1,5 @@
 """A rejection survives a restart on every backend, and a checkpoint (a compaction) that folds its record
-away: the id the store holds as applied carries everything sleep checks."""
+away: the id the store holds as applied carries everything sleep checks, its snapshot what the person saw."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ def test_a_rejection_outlives_a_restart_and_a_checkpoint(store_location: str) ->
     with Lamar(store_location, seed=3) as lam:
         assert lam.sleep().proposals == [] and lam.sleep().summary["rejected"] == [contradiction.id]
         (held,) = lam.rejections()
-        # What the person saw went with the record's event into the checkpoint; its grounds stay in its id.
-        assert (held.proposal, held.kind, held.lessons, held.time) == (contradiction.id, "", (), None)
+        # What the person saw is kept by the checkpoint's snapshot, beside the id that holds its grounds.
+        assert (held.proposal, held.kind, held.lessons) == (contradiction.id, "contradiction",
+                                                           contradiction.experience_ids)
         assert [r.proposal for r in lam.unreject(contradiction.id)] == [contradiction.id]
     with Lamar(store_location, seed=4) as lam:
         assert [p.id for p in lam.sleep()] == [contradiction.id] and lam.rejections() == []

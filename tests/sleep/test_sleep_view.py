@@ -60,6 +60,9 @@ class FakeView:
     def applied_ids(self) -> frozenset[str]:
         return frozenset(e.data["proposal"] for e in self.written if e.kind == "applied")
 
+    def noes(self) -> Mapping[str, Mapping[str, object]]:
+        return {}
+
     def active_count(self) -> int:
         return len(self.states)
 

@@ -61,3 +61,20 @@ def test_a_store_that_cannot_record_the_rejection_leaves_the_decision_standing(
         done = graph.invoke(Command(resume=ReviewDecision(reject={pid: "keep both"})), config)
     assert done["rejected"] == [] and done["decision"]["reject"] == {pid: "keep both"}
     assert "did not record the rejection" in caplog.text and "the store is read-only" in caplog.text
+
+
+@pytest.mark.parametrize("kind", ["merge", "compact"])
+def test_approving_a_rejected_proposal_ends_its_rejection(kind: str) -> None:
+    lam = Lamar(":memory:", seed=0)
+    lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+    lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+    for _ in range(10):
+        lam.report(lam.recall({}).episode_id, 0.5)
+    (rejected,) = lam.sleep(keep_last=5).of_kind(kind)
+    lam.reject(lam.sleep(keep_last=5), [rejected.id])
+    graph = build_sleep_graph(lam, include_rejected=True, keep_last=5)  # a reviewer who sees the noes too
+    config = {"configurable": {"thread_id": kind}}
+    asked = graph.invoke({}, config)["__interrupt__"][0].value["proposals"]
+    assert rejected.id in [p["id"] for p in asked]
+    done = graph.invoke(Command(resume=ReviewDecision(approve=[rejected.id])), config)
+    assert done["applied"] == [rejected.id] and lam.rejections() == []
