@@ -332,6 +332,8 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
             data = _erased_narrowing(event.data, contexts)
         elif event.kind == "episode" and contexts and exp_id in event.data.get("eligible", ()):
             data = {**event.data, "context": {}}
+        elif event.kind == "applied" and _quoted_in_no(event.data, exp_id):
+            data = {**event.data, "reason": ERASED}  # a rejection's reason quotes the lessons it names
         elif event.kind == "snapshot":
             data = _scrubbed_snapshot(event.data, exp_id, contexts, by, at, pairs)
         elif event.kind == "erase" and event.data.get("id") == exp_id and event.data.get("pending"):
@@ -413,6 +415,13 @@ def _scrubbed_index(index: list[Any], exp_id: str, scope: dict[str, Any]) -> lis
     return out
 
 
+def _quoted_in_no(data: object, exp_id: str) -> bool:
+    """Whether `data` is a rejection's (`lamar.sleep.rejected`) whose reason may quote lesson `exp_id`."""
+    if not isinstance(data, dict) or not data.get("reason") or data.get("reason") == ERASED:
+        return False
+    return isinstance(data.get("lessons"), list) and exp_id in data["lessons"]
+
+
 def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: str, at: float,
                        pairs: set[tuple[str, str]]) -> dict[str, Any]:
     lessons = []
@@ -429,6 +438,9 @@ def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: st
                 raw = {**raw, "slices": {**slices, "slices": kept}}
         lessons.append(raw)
     out = {**data, "lessons": lessons}
+    if isinstance(noes := data.get("noes"), dict):  # what a checkpoint keeps of each rejection
+        out["noes"] = {r: {**seen, "reason": ERASED} if _quoted_in_no(seen, exp_id) else seen
+                       for r, seen in noes.items()}
     if isinstance(data.get("index"), list):
         out["index"] = _scrubbed_index(data["index"], exp_id, next(
             (raw["experience"].get("scope", {}) for raw in lessons if isinstance(raw, dict)
