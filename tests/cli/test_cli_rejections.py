@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -112,3 +113,30 @@ def test_an_edited_id_in_the_rejected_list_costs_the_other_rejections_nothing(la
     assert "'my merge' is not one sleep makes" in out.stdout and "`lamar apply` records" not in out.stdout
     held = json.loads(lamar_cli("rejections", "--store", json_store, "--json").stdout)
     assert [r["proposal"] for r in held] == [chosen["contradiction"]]
+
+
+def test_undo_of_what_no_rejection_holds_says_so_each_time(run_cli, store, make_report):
+    report = make_report(store)
+    run_cli("review", report, "--store", store, stdin="n\nn\n")
+    for undo in ("contradiction_0000", "contradiction_0000", "compact", "compact_1a2b"):  # unknown, twice; none held
+        out = run_cli("rejections", "--store", store, "--undo", undo)
+        assert out.returncode == 1 and "is in force: `lamar rejections` lists those that are" in out.stderr, out
+    assert len(json.loads(run_cli("rejections", "--store", store, "--json").stdout)) == 2  # left as they were
+
+
+def test_undo_on_a_read_only_store_says_to_open_a_writable_copy(run_cli, store, make_report, tmp_path):
+    from tests.store.test_sqlite_readers import _read_only_mount
+
+    report = make_report(store)
+    run_cli("review", report, "--store", store, stdin="n\nn\n")
+    held = [r["proposal"] for r in json.loads(run_cli("rejections", "--store", store, "--json").stdout)]
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    for part in store.parent.glob(store.name + "*"):
+        shutil.copy2(part, folder / part.name)
+    with _read_only_mount(tmp_path, folder) as mount:
+        out = run_cli("rejections", "--store", mount / store.name, "--undo", held[0])
+        assert out.returncode == 2 and "cannot be written" in out.stderr, out.stdout + out.stderr
+        assert "open a writable copy to change it" in out.stderr
+        listed = run_cli("rejections", "--store", mount / store.name, "--json")
+        assert [r["proposal"] for r in json.loads(listed.stdout)] == held  # nothing undone
