@@ -70,7 +70,7 @@ _OPENERS = frozenset(re.findall(r"\S+", """
     parse patch profile prune purge recreate refactor reindex reload require restore revoke rotate round
     sanitize serialize shard sort strip stub throttle trim tune uninstall unpin vacuum validate vendor
     assume choose consult declare define delegate emit exclude expose favor favour omit pick rely replay
-    restrict reuse specify stick throw
+    restrict reuse specify stick throw contact ping amend
 """))  # holds every first word lamar.rules.parse takes for an instruction, lest a rule read "When X, Name ...",
 # and verbs an agent opens a proposed lesson's action with ("Freeze time with freezegun"), none a tool's name
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
@@ -99,11 +99,26 @@ def _mid_sentence(part: str, words: frozenset[str] = _OPENERS, *, instruction: b
     """
     first = _FIRST_WORD.match(part)
     if first is None:
-        return part
-    verb = instruction and _TAKEN_BY_VERBS.match(part, first.end()) is not None
+        return part if not _gerund(part, words) else part[0].lower() + part[1:]
+    verb = instruction and _TAKEN_BY_VERBS.match(part, first.end()) is not None or _gerund(part, words)
     if first.group(1).lower() not in words and not verb:
         return part
     return part[0].lower() + part[1:]
+
+
+# "Disabling tests requires sign-off", "Force-pushing to main is forbidden": the -ing form of an opener names the
+# act, no name; "Beijing" or "Spring" is no opener's.
+_GERUND = re.compile(r"(?:[A-Z][a-z]*-)?([A-Za-z][a-z]*?)ing(?![\w:-])")  # "Testing: ..." is a label
+
+
+def _gerund(part: str, words: frozenset[str]) -> bool:
+    """Whether `part` opens with the -ing form of one of `words` ("Running" of run, "Disabling" of disable)."""
+    found = _GERUND.match(part) if part[:1].isupper() else None
+    if found is None:
+        return False
+    base = found.group(1).lower()
+    doubled = base[:-1] if len(base) > 2 and base[-1] == base[-2] else ""  # "running", "committing"
+    return any(form in words for form in (base, base + "e", doubled))
 
 
 # An adverb a rule in title case puts before its verb ("Never Push to main"): the verb after it is no name.

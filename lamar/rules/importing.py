@@ -30,8 +30,15 @@ CONDITION_KEYS = ("task", "error_class")  # the scope keys a rule's own conditio
 NAME_A_FILE = "name one with files=[PATH, ...]"
 _MODEL_TOKENS = 4096
 _CODE = re.compile(r"(?<!`)`++([^`]++)`+")  # a run of backticks is read once, from its start, at its length
-# A lesson's content words, the commands its action quotes, and its action's words without the quotes.
-_Read = tuple["LessonWords", list[str], str]
+# A lesson's content words, the commands its action quotes, its action's words without the quotes, and the words
+# of when or where it holds ("on Fridays", "during a release freeze").
+_Read = tuple["LessonWords", list[str], str, frozenset[str]]
+# A rule that adds when or where ("Don't push to main on Fridays") says less than one without ("Don't push to
+# main"): the two are two rules, however few words they differ in.
+_WHEN_OR_WHERE = re.compile(r"\b(?:on|in|at|during|outside|inside|within|for|from|except|between)\s+"
+                            r"(?:(?:the|a|an|any|every|each|your|our|its|their)\s+)?([\w-]+)", re.IGNORECASE)
+# "Never X" and "Don't X" forbid alike: as a negation each would keep the two apart.
+_NEVER = re.compile(r"\bnever\b", re.IGNORECASE)
 
 
 @dataclasses.dataclass
@@ -282,7 +289,8 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         # is the same command when the other side says it word for word.
         same = a[1] == b[1] or (not a[1] and all(f" {c} " in a[2] for c in b[1])) \
             or (not b[1] and all(f" {c} " in b[2] for c in a[1]))
-        return same and a[0].similarity(b[0]) >= NEAR_DUPLICATE
+        qualifies = (a[0].action_words ^ b[0].action_words) & (a[3] | b[3])
+        return same and not qualifies and a[0].similarity(b[0]) >= NEAR_DUPLICATE
 
     for rule in rules:
         exp = lesson_of(rule, project)
@@ -341,12 +349,15 @@ def _typed(scope: Scope) -> str:
 
 
 def _read(exp: Experience) -> _Read:
-    """A lesson's content words and the commands its action quotes, as `_lessons` compares them."""
-    from lamar.sleep.similarity import LessonWords
+    """A lesson's content words, the commands its action quotes and the words of when or where it holds, as
+    `_lessons` compares them."""
+    from lamar.sleep.similarity import LessonWords, content_words
 
     plain = " ".join(re.sub(r"[,.;:!?](?=\s|$)", " ", exp.action.replace("`", " ")).split())
-    return LessonWords.of(exp.precondition, exp.action), [" ".join(c.split()) for c in _CODE.findall(exp.action)], \
-        f" {plain} "
+    said = _WHEN_OR_WHERE.findall(exp.action)
+    where = content_words(" ".join(said)) if said else frozenset()
+    return LessonWords.of(exp.precondition, _NEVER.sub("do not", exp.action)), \
+        [" ".join(c.split()) for c in _CODE.findall(exp.action)], f" {plain} ", where
 
 
 def _screened(skipped: list[tuple[Rule, str]], project: str) -> tuple[list[tuple[Rule, str]], list[tuple[Rule, str]]]:

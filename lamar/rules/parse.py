@@ -76,7 +76,12 @@ _AFTER_CONDITION = frozenset([
 # A rule may open with a verb that is also a noun ("Deploy with ...", "Mock the database ...", "Squash fixup
 # commits before merging"), as a description may ("Deploy pipeline runs on merge", "Mock data lives in
 # fixtures/"): the verb instructs when an object or a manner follows it, or the rule says when to do it.
-_VERB_OR_NOUN = _DOES | _AFTER_CONDITION | frozenset(["mock", "stub", "patch", "benchmark", "profile", "cache"])
+_VERB_OR_NOUN = _DOES | _AFTER_CONDITION | frozenset(["mock", "stub", "patch", "benchmark", "profile", "cache",
+                                                      "ping", "contact"])
+# "Commit messages follow Conventional Commits", "Test files live in tests/": a noun made of the opening word and
+# a plural, then a verb of its own, states; a verb that takes a clause ("Check files are formatted") still directs.
+_COMPOUND = re.compile(r"(?:commit|log|test|name|import|review|store|lock|push|call|format|update|release)\s+"
+                       r"[a-z]+s\s+(?:is|are|follow|live|go|belong|stay|come|get|look)\b", re.IGNORECASE)
 _OBJECT = frozenset(["the", "a", "an", "all", "any", "each", "every", "your", "its", "their", "this", "these",
                      "those", "it", "them", "with", "using", "via", "before", "after", "onto", "into"])
 _WHEN_TO = re.compile(r"\b(?:before|after|until|unless|so\s+that|to\s+keep|to\s+avoid|instead)\b", re.IGNORECASE)
@@ -301,7 +306,7 @@ def _directs(text: str) -> bool:
     after = [part for part in text.split("; ")[1:] if part.strip()]
     for part in (text, label.group(2) if label else "", *_CLAUSE.findall(text), *after):
         words = part.lstrip("`*_ ").split(maxsplit=1)
-        if words and words[0].lower().strip(",.;") in _IMPERATIVE:
+        if words and words[0].lower().strip(",.;") in _IMPERATIVE and not _COMPOUND.match(part.lstrip("`*_ ")):
             return True
     return any(_verb_or_noun_directs(part) for part in (text, *after))
 
@@ -313,7 +318,7 @@ def _verb_or_noun_directs(text: str) -> bool:
     # "Build with:" leads in to the code below it, which the rule would need and does not hold.
     if len(words) < 2 or words[0].lower() not in _VERB_OR_NOUN or text.rstrip().endswith(":"):
         return False
-    if words[1].startswith("`") or words[1].lower().strip(",.;:") in _OBJECT:
+    if words[1].startswith(("`", "#", "@")) or words[1].lower().strip(",.;:") in _OBJECT:  # "Ping #dev", "@alice"
         return True
     # "Cache invalidation happens after each deploy" says when, but of a noun: a verb of its own tells.
     return bool(_WHEN_TO.search(text)) and not _STATES.search(text)

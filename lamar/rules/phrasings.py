@@ -6,10 +6,14 @@ from __future__ import annotations
 import re
 
 # A verdict on an act, or leave to do it: "... is prohibited", "... need confirmation", "Feel free to rebase".
+# Whose approval it takes may stand between ("needs a lead's approval", "requires a DBA review"), a few words.
 _SAYS = re.compile(
     r"\b(?:under\s+no\s+circumstances|prohibited|disallowed|off-limits|not\s+(?:allowed|permitted)"
-    r"|(?:requires?|needs?)\s+(?:(?:explicit|express|prior|written|user|human)\s+)?(?:confirmation|approval|permission"
-    r"|consent|sign-off)|feel\s+free\s+to|you\s+may|(?:^|(?:it['’]?s|it\s+is)\s+)(?:ok|okay|fine|safe)\s+to)\b",
+    r"|(?:requires?|needs?)\s+(?:[\w'’-]+\s+){0,3}?(?:confirmation|approval|permission|consent|sign-off|review)"
+    r"|feel\s+free\s+to|you\s+may|(?:^|(?:it['’]?s|it\s+is)\s+)(?:ok|okay|fine|safe)\s+to"
+    # "Amending pushed commits is frowned upon", "Skipping hooks is a no-go": a verdict after "is" or "are"
+    r"|(?:is|are)\s+(?:(?:strongly|highly|generally|heavily|very)\s+)?(?:discouraged|banned|frowned\s+upon"
+    r"|a\s+no-go|unacceptable|not\s+(?:ok|okay|acceptable|fine))(?![\w-]))",
     re.IGNORECASE)
 # "No longer <verb> ...": what not to do any more; "(no longer)" in brackets marks a rule taken back instead.
 _NO_LONGER = re.compile(r"^[*_`\s]*no\s+longer\s+(\S.*)$", re.IGNORECASE)

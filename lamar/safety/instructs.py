@@ -32,11 +32,15 @@ _REACH = 200  # characters: "never, under any circumstances, simply run the `sud
 # TRUNCATE orders". A bare space or a semicolon starts a new instruction ("never X; run Y").
 _JOIN = r"(?:or|nor|and|with|using|via|by|through|like|such\s+as|e\.g\.|including|either)"
 _CHAINED = re.compile(rf"[\s/`\"')]*(?:,\s*(?:{_JOIN}\s+)?|{_JOIN}\s+)(?:{_VERB}\s+)?{_ARTICLES}")
-# "git push --force origin main is forbidden": a verdict after the command, in its own clause.
+# "git push --force origin main is forbidden", "Disabling tests requires sign-off": a verdict after the command,
+# in its own clause.
+_SUBJECT = (r"[`\"')\s]*(?:(?!(?:if|when|unless|once|because|since|while|until|after|before|and|so|then|it|this"
+            r"|that|which)\b)[\w/.-]+\s+){0,4}?")
 _AFTER = re.compile(
-    r"[`\"')\s]*(?:(?!(?:if|when|unless|once|because|since|while|until|after|before|and|so|then|it|this|that"
-    r"|which)\b)[\w/.-]+\s+){0,4}?(?:is|are|must|should|may|can|will)\s+(?:\w+\s+)?"
-    r"(?:never|not|forbidden|prohibited|banned|disallowed|off-limits|dangerous|destructive|irreversible)\b"
+    rf"{_SUBJECT}(?:is|are|must|should|may|can|will)\s+(?:\w+\s+)?(?:never|not|forbidden|prohibited|banned"
+    r"|disallowed|off-limits|dangerous|destructive|irreversible|discouraged|frowned|unacceptable|no-go)\b"
+    rf"|{_SUBJECT}(?:requires?|needs?)\s+(?:[\w'’-]+\s+){{0,3}}?(?:confirmation|approval|permission|consent"
+    r"|sign-off|review)\b"
     r"|[`\"')\s]*(?:cannot|can['’]t)\s+be\s+undone\b"
     r"|[`\"')\s]*[:\-–—]+\s*(?:never|not\s+ever|forbidden|prohibited|don['’]t|do\s+not)\b"
 )

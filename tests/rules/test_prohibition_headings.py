@@ -42,7 +42,7 @@ def test_each_rule_under_a_prohibition_carries_it(tmp_path: Path) -> None:
     assert _lessons(tmp_path, RULES) == [
         "When working on shop, never: push to main.",
         "When working on shop, never: force push to protected branches.",  # its verb, as after "never "
-        "When working on shop, never: Exposing `seen_users` through any endpoint.",
+        "When working on shop, never: exposing `seen_users` through any endpoint.",
         "When working on shop, never fix what you find: report it.",  # it says so itself
         "When the deploy is red, never: run `git push --force origin main`.",
         "When working on shop (Testing), run `make test` before every commit.",
@@ -74,7 +74,7 @@ def test_a_paragraph_under_a_prohibition_is_read_as_a_list_item_is(tmp_path: Pat
     assert _lessons(tmp_path, text) == [
         "When working on shop, never: push to main.",
         "When working on shop, never: force push to protected branches or rewrite their history.",
-        "When working on shop, never: Exposing `seen_users` through any endpoint.",
+        "When working on shop, never: exposing `seen_users` through any endpoint.",
         "When working on shop, never fix what you find: report it.",
     ]
     (lesson, *_) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
