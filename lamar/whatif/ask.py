@@ -134,10 +134,32 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
         raise advised(InvalidArgument, f"policy {echoed(spec)}: {str(said).removesuffix(said.advice)}",
                       said.advice) from said
     head = f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in "
-    if selected:
+    if selected and lesson in lessons_in(read_log(lam.store).slates):
         raise advised(InvalidArgument, head, ADVICE["eligible"])
-    raise InvalidArgument(f"{head}any reported episode (no context matched its scope), so leaving it out would "
+    raise InvalidArgument(f"{head}any reported episode ({_never_eligible(lam, lesson)}), so leaving it out would "
                           "change nothing")
+
+
+def _never_eligible(lam: Lamar, lesson: str) -> str:
+    """Why a lesson the store holds was eligible in no episode its log holds: a scope that matches the
+    logged contexts is no reason, and widening since or scope then helps nothing."""
+    from lamar.whatif.cache import fold_store
+
+    experience = lam.get(lesson)
+    into = experience.provenance.get("merged_into")
+    if isinstance(into, str):
+        return f"it was merged into {echoed(into)}: ask for without:{into} instead"
+    if lam.evidence(lesson).eligible:  # counted by the engine, compacted episodes included
+        return "the episodes it was eligible in were compacted by sleep, and the log no longer holds their coins"
+    folded = fold_store(lam.store)
+    matched = [when for when, c, live, reward in zip(folded.times, folded.context, folded.alive, folded.reward,
+                                                     strict=True)
+               if live and reward is not None and experience.scope.matches(folded.contexts[c])]
+    if not matched:
+        return "no context matched its scope"
+    if experience.created_at > max(matched):
+        return "it was added after the last reported episode its scope matches"
+    return f"it was not active in the reported episodes its scope matches: `lamar show {lesson}` has its trail"
 
 
 def _check_scope(store: Store, scope: Mapping[str, str], shown: int = 10) -> None:

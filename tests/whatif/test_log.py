@@ -296,3 +296,35 @@ def test_a_very_long_name_lesson_or_value_is_shortened_in_the_message(tmp_path: 
             lam.whatif(alternative)  # type: ignore[arg-type]
         assert len(str(refused.value)) < 600 and "100" in str(refused.value), str(refused.value)[:300]
     lam.close()
+
+
+def test_without_a_lesson_no_logged_episode_had_eligible_says_why(tmp_path: Path) -> None:
+    # Each of these lessons has a scope the logged contexts match, so "no context matched" would be untrue.
+    lam = Lamar(str(tmp_path / "s.db"), k=3, seed=5, holdout=0.3)
+    pair = [lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+            for action in ("pin the seeds", "pin the random seeds")]
+    lam.apply(report := lam.sleep(), only=[p.id for p in report if p.kind == "merge"])
+    copy, keeper = sorted(pair, key=lambda lesson: lam.get(lesson).provenance.get("merged_into") is None)
+    assert lam.get(copy).provenance.get("merged_into") == keeper
+    old = lam.add(Experience("a test is flaky", "retry the network", scope=Scope(task="flaky")))
+    for i in range(60):
+        rec = lam.recall({"task": "flaky"})
+        lam.report(rec.episode_id, Signal.SHIPPED if keeper in rec.ids or i % 4 == 0 else Signal.CORRECTED)
+    lam.retire(old)
+    lam.apply(report := lam.sleep(keep_last=0), only=[p.id for p in report if p.kind == "compact"])
+    for i in range(40):
+        rec = lam.recall({"task": "flaky"})
+        lam.report(rec.episode_id, Signal.SHIPPED if keeper in rec.ids or i % 4 == 0 else Signal.CORRECTED)
+    new = lam.add(Experience("a test is flaky", "quarantine it", scope=Scope(task="flaky")))
+    said = {}
+    for lesson in (copy, old, new):
+        for since in (None, 0.0):  # a selection that left nothing out is no reason to widen it
+            with pytest.raises(InvalidArgument, match=f"lesson '{lesson}' was not eligible in any reported "
+                                                      "episode") as refused:
+                lam.whatif(f"without:{lesson}", since=since)
+            assert "no context matched" not in str(refused.value) and "widen" not in str(refused.value)
+            said[lesson] = str(refused.value)
+    assert f"merged into '{keeper}': ask for without:{keeper} instead" in said[copy]
+    assert "compacted by sleep" in said[old]
+    assert "added after the last reported episode its scope matches" in said[new]
+    lam.close()
