@@ -17,8 +17,10 @@ from lamar.whatif.slate import Slate
 # where since/scope narrowed the log: the MCP server finds each by these values and says it in its tools' words.
 ADVICE = {"report": "(lamar report EPISODE SIGNAL)",
           "add": "(lamar add; `lamar recall --dry-run` shows which are eligible)",
-          "eligible": "the episodes since/scope select: widen them to episodes where it was"}
-WIDEN = {"report": " or widen since/scope", "add": ", or widen since/scope to episodes that had some"}
+          "eligible": "the episodes since/scope select: widen them to episodes where it was",
+          "coin": "and ask again once episodes with a coin are logged"}
+WIDEN = {"report": " or widen since/scope", "add": ", or widen since/scope to episodes that had some",
+         "coin": ", or widen since/scope to episodes that had some"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,11 +129,16 @@ def check_log(log: Log, minimum: int, location: str, selected: bool) -> None:
             "them, so no coin was ever flipped and the log cannot say what another policy would have "
             "done. Add lessons whose scope matches these contexts ", ADVICE["add"] + (WIDEN["add"] if selected else ""))
     if log.randomized == 0:
-        raise LamarError(
+        # A holdout above zero is not enough: the coins stop where no verdict is within reach, and a
+        # compaction or since/scope may have left out the episodes that had them.
+        raise advised(
+            LamarError,
             f"store {location} has {reported} reported episodes but none with a logged coin "
-            "(an inclusion probability strictly between 0 and 1): the log never randomized, so it "
-            "cannot say what another policy would have done. Keep a holdout above zero "
-            f"(the default holdout={Policy().holdout:g}) and ask again once episodes are logged")
+            "(an inclusion probability strictly between 0 and 1), so they cannot say what another policy "
+            "would have done. The engine flips a coin only while the holdout is above zero (the default "
+            f"holdout={Policy().holdout:g}) and a lesson's verdict is within reach (docs/decisions.md, \"The "
+            "evidence coin, and where it is spent\"): keep the holdout above zero ",
+            ADVICE["coin"] + (WIDEN["coin"] if selected else ""))
 
 
 def lessons_in(slates: Iterable[Slate]) -> set[str]:

@@ -328,3 +328,26 @@ def test_without_a_lesson_no_logged_episode_had_eligible_says_why(tmp_path: Path
     assert "compacted by sleep" in said[old]
     assert "added after the last reported episode its scope matches" in said[new]
     lam.close()
+
+
+def test_a_selection_without_a_coin_under_a_holdout_above_zero_is_not_told_to_keep_one(tmp_path: Path) -> None:
+    # The holdout is 0.3: the coins stopped once no verdict was within reach (a lesson that changes nothing),
+    # so only the first episodes carry one, and a selection after them, or a log compacted past them, has none.
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=11, holdout=0.3)
+    lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    for i in range(120):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 2 else Signal.CORRECTED)
+    episodes = read_log(lam.store).episodes
+    last = max(j for j, e in enumerate(episodes) if any(0.0 < p < 1.0 for p in e.slate.p.values()))
+    assert last < 20
+    with pytest.raises(LamarError, match="none with a logged coin") as refused:
+        lam.whatif(since=episodes[last + 1].time)
+    said = str(refused.value)
+    assert "never randomized" not in said and "within reach" in said, said
+    assert said.endswith("widen since/scope to episodes that had some"), said
+    lam.apply(report := lam.sleep(keep_last=100), only=[p.id for p in report if p.kind == "compact"])
+    with pytest.raises(LamarError, match="none with a logged coin") as refused:
+        lam.whatif()
+    said = str(refused.value)
+    assert "within reach" in said and "widen" not in said, said
+    lam.close()
