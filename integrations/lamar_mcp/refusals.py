@@ -20,6 +20,7 @@ _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 # whatif's advice (lamar.whatif.log.ADVICE) names commands and a `since` the tool does not take: a model
 # would call it with `since` and be refused again. Each is said in the tool's terms, with what widening adds.
 _WHATIF_STEPS = {"report": "(report once the human's reaction to a recalled task is known)",
+                 "recall": "(recall for each task, then report once the human's reaction is known)",
                  "add": "(propose_lesson; recall with dry_run shows which are eligible)",
                  "eligible": "the episodes scope selects: widen it to episodes where it was, or leave it out",
                  "coin": "and ask again once episodes with a coin are logged"}

@@ -16,10 +16,12 @@ from lamar.whatif.slate import Slate
 # The next step a refusal of the log names, in the command line's words (its `advice`), and what it adds
 # where since/scope narrowed the log: the MCP server finds each by these values and says it in its tools' words.
 ADVICE = {"report": "(lamar report EPISODE SIGNAL)",
+          "recall": "(lamar recall KEY=VALUE ..., or your agent's hooks, then lamar report EPISODE SIGNAL)",
           "add": "(lamar add; `lamar recall --dry-run` shows which are eligible)",
           "eligible": "the episodes since/scope select: widen them to episodes where it was",
           "coin": "and ask again once episodes with a coin are logged"}
-WIDEN = {"report": " or widen since/scope", "add": ", or widen since/scope to episodes that had some",
+WIDEN = {"report": " or widen since/scope", "recall": " or widen since/scope",
+         "add": ", or widen since/scope to episodes that had some",
          "coin": ", or widen since/scope to episodes that had some"}
 
 
@@ -116,11 +118,14 @@ def check_log(log: Log, minimum: int, location: str, selected: bool) -> None:
     """
     reported = len(log.slate)
     if reported < minimum:
+        # Reporting every logged episode would not reach the minimum: more episodes are logged first.
+        step, said = ("report", "report more outcomes ") if log.logged >= minimum else (
+            "recall", "log more episodes and report them ")
         raise advised(
             LamarError,
             f"store {location} has {reported} reported episode(s){' in this selection' if selected else ''} "
-            f"({log.logged} logged); a what-if estimate needs at least {minimum}: report more outcomes ",
-            ADVICE["report"] + (WIDEN["report"] if selected else ""))
+            f"({log.logged} logged); a what-if estimate needs at least {minimum}: {said}",
+            ADVICE[step] + (WIDEN[step] if selected else ""))
     if log.randomized == 0 and not lessons_in(log.slates):
         # No lesson to flip a coin for: a holdout, whatever its rate, would not have changed that.
         raise advised(

@@ -121,15 +121,22 @@ def test_a_log_where_no_lesson_was_eligible_is_told_to_add_lessons_not_a_holdout
 
 
 def test_an_empty_store_is_refused(tmp_path: Path) -> None:
-    with Lamar(str(tmp_path / "empty.db")) as lam, pytest.raises(LamarError, match="0 reported episode"):
+    with Lamar(str(tmp_path / "empty.db")) as lam, pytest.raises(LamarError, match="0 reported episode") as refused:
         lam.whatif("none")
+    # Reporting cannot help where fewer than 30 episodes were logged at all: they are logged first.
+    said = str(refused.value)
+    assert "report more outcomes" not in said and said.endswith(
+        "log more episodes and report them (lamar recall KEY=VALUE ..., or your agent's hooks, then lamar report "
+        "EPISODE SIGNAL)"), said
 
 
 def test_the_advice_to_widen_since_and_scope_comes_only_where_they_narrowed_the_log(tmp_path: Path) -> None:
     # `lamar ui` and a bare `lamar whatif` select nothing: widening what they never set cannot help.
     lam = _engine(tmp_path / "s.db")
-    for _ in range(5):
-        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    for i in range(35):
+        rec = lam.recall({"task": "flaky"})
+        if i < 5:
+            lam.report(rec.episode_id, Signal.SHIPPED)
     with pytest.raises(LamarError) as refused:
         lam.whatif()
     said = str(refused.value)

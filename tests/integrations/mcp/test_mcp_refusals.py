@@ -146,6 +146,19 @@ def test_a_context_within_the_field_limits_but_over_a_contexts_total_is_refused_
     assert lam.stats()["episodes"] == 0
 
 
+def test_whatif_on_too_few_logged_episodes_is_told_to_recall_then_report() -> None:
+    from lamar.whatif.log import ADVICE
+
+    lam, tools = _tools()
+    lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    for scope, widen in ((None, ""), ({"task": "flaky"}, ", or widen scope or leave it out")):
+        with pytest.raises(ToolError) as caught:
+            tools.whatif(None, scope)
+        said = str(caught.value)
+        assert said.endswith("(recall for each task, then report once the human's reaction is known)" + widen), said
+        assert ADVICE["recall"] not in said and "lamar" not in said and "since" not in said, said
+
+
 def test_whatifs_reworded_advice_on_the_log_is_cut_by_its_field(monkeypatch: pytest.MonkeyPatch) -> None:
     # whatif's advice on a log too small (a command, and since/scope the tool does not take) was found
     # by its words: reworded, the commands and `since` reached the model.
@@ -155,6 +168,8 @@ def test_whatifs_reworded_advice_on_the_log_is_cut_by_its_field(monkeypatch: pyt
     monkeypatch.setitem(WIDEN, "report", ", or widen --since or --scope")
     lam, tools = _tools()
     lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    for _ in range(30):  # logged, not reported: reporting is what is missing
+        lam.recall({"task": "flaky"})
     for scope, widen in ((None, ""), ({"task": "flaky"}, ", or widen scope or leave it out")):
         with pytest.raises(ToolError) as caught:
             tools.whatif(None, scope)
