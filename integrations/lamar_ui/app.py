@@ -386,7 +386,8 @@ class UI:
 
     async def whatif(self, request: Request) -> Response:
         """What other policies would have got over the logged episodes (`Lamar.whatif`)."""
-        policies = request.query_params.get("policies", "").split()
+        # No name holds a comma, and a comma-separated list is what many type first (`none, k:1`).
+        policies = request.query_params.get("policies", "").replace(",", " ").split()
 
         def build() -> str:
             try:  # the estimate is a function of the log: kept until the store changes

@@ -199,6 +199,9 @@ def form(spec: str) -> tuple[str, str]:
     Raises:
         InvalidArgument: an unknown name, a rate outside [0, 1), a k outside 1..MAX_SLOTS or not in digits.
     """
+    several = _several(spec)  # before `k:1,none` is read as k of `1,none`
+    if several:
+        raise InvalidArgument(f"unknown policy {echoed(spec)}{several}")
     head, _, arg = spec.strip().partition(":")
     head = head.lower()
     if head in ("logged", "none", "proven", "today") and not arg:
@@ -212,11 +215,26 @@ def form(spec: str) -> tuple[str, str]:
     if head == "k" and arg:
         _slots(spec, arg)
         return head, arg
-    raise InvalidArgument(f"unknown policy {echoed(spec)}{_close(head, arg)}; use logged, none, proven, today, "
-                          "without:ID, holdout:Q (0 <= Q < 1) or k:K")
+    raise InvalidArgument(f"unknown policy {echoed(spec)}{_close(head, arg)}; use logged, none, "
+                          "proven, today, without:ID, holdout:Q (0 <= Q < 1) or k:K")
 
 
 _HEADS = frozenset(("logged", "none", "proven", "today", "without", "holdout", "k"))
+
+
+def _several(spec: str) -> str:
+    """" (one policy per name: give 'none' and 'k:1' ...)" for a comma-separated list whose parts are each a
+    name: the list of forms, itself separated by commas, would not say why it was refused."""
+    parts = [part.strip() for part in spec.split(",")]
+    if len(parts) < 2 or not all(parts):
+        return ""
+    for part in parts:
+        try:
+            form(part)
+        except InvalidArgument:
+            return ""
+    return (f" (one policy per name: give {' and '.join(map(echoed, parts))} one by one, as a list in Python or "
+            f"--policy {' --policy '.join(parts)} on the command line)")
 
 
 def _close(head: str, arg: str) -> str:

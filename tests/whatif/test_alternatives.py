@@ -125,3 +125,13 @@ def test_a_policy_far_from_every_name_gets_no_guess() -> None:
         with pytest.raises(InvalidArgument) as caught:
             form(spec)
         assert "did you mean" not in str(caught.value), spec
+
+
+@pytest.mark.parametrize("spec", ["none,k:1", "none, holdout:0.3", "K:1,without:exp_1"])
+def test_several_policies_in_one_name_are_told_to_be_given_one_by_one(spec: str) -> None:
+    # `--estimator` and `--policy` are repeated, yet a comma-separated list is the first thing many try.
+    with pytest.raises(InvalidArgument) as caught:
+        form(spec)
+    parts = [part.strip() for part in spec.split(",")]
+    assert "one policy per name: give " + " and ".join(map(repr, parts)) in str(caught.value), caught.value
+    assert "--policy " + " --policy ".join(parts) in str(caught.value)

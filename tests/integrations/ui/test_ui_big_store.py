@@ -129,6 +129,18 @@ def test_what_if_is_estimated_once_for_each_state_of_the_store(client_of: Any, m
     assert asked == [None, ["none"], None]
 
 
+def test_the_what_if_policies_field_takes_names_separated_by_commas_too(client_of: Any) -> None:
+    # "none, k:1" read as the names 'none,' and 'k:1' was refused with "did you mean 'none'?".
+    lam = Lamar(seed=4, holdout=0.3)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x"), status="active"))
+    for n in range(60):
+        lam.report(lam.recall({"project": "x"}).episode_id, 1.0 if n % 3 else -1.0)
+    page = _page(client_of(lam), "/whatif?policies=none,%20holdout:0.3,k:1")
+    assert 'class="error"' not in page, page
+    assert re.findall(r'data-policy="([^"]+)"', page) == ["none", "holdout:0.3", "k:1"]
+    assert 'value="none holdout:0.3 k:1"' in page
+
+
 def test_the_injection_chart_is_counted_from_the_episode_table_not_the_what_if_fold(
         client_of: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lamar.cli.charts import injection_bars
