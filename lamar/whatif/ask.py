@@ -221,8 +221,10 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
             scope = check_context(scope)  # a value no logged context can hold would select nothing
         except InvalidContext as exc:
             raise InvalidArgument(f"scope selects episodes by their context, and {exc}") from None
+    # bytes are refused whole, not int by int
     specs = _distinct(list(STANDARD) if policy is None else
-                      [policy] if isinstance(policy, str) or not isinstance(policy, Iterable) else list(policy))
+                      [policy] if isinstance(policy, (str, bytes)) or not isinstance(policy, Iterable)
+                      else list(policy))
     log = read_log(lam.store, since, scope)
     if scope and not log.logged:
         _check_scope(lam.store, scope)

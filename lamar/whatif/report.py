@@ -109,7 +109,8 @@ class WhatIfReport:
             for row in self.alternatives:
                 if row.policy == name:
                     return row
-        raise KeyError(policy)
+        rows = ", ".join(echoed(row.policy) for row in self.alternatives)
+        raise KeyError(f"no row {echoed(policy)} in this report; its rows: {rows} (ask whatif for it)")
 
     def to_dict(self) -> dict[str, object]:
         return {"store": self.store, "logged": self.logged, "reported": self.reported,

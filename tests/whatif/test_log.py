@@ -201,6 +201,11 @@ def test_each_policy_is_one_row_named_as_it_can_be_asked_again(tmp_path: Path) -
     again = lam.whatif([row.policy for row in report.alternatives])
     assert [row.to_dict() for row in again.alternatives] == [row.to_dict() for row in report.alternatives]
     assert report[" K:1 "] is report["k:1"] and report["holdout:.30"] is report["holdout:0.3"]
+    with pytest.raises(KeyError, match=r"no row 'k:2' in this report; its rows: 'holdout:0.999999999', 'k:1', "
+                                        r"'holdout:0.3', 'none' \(ask whatif for it\)"):
+        report["k:2"]
+    with pytest.raises(InvalidArgument, match="got bytes"):  # not each of its bytes, an int
+        lam.whatif(b"none")
     one = Holdout(0.5)
     assert [row.policy for row in lam.whatif([one, one]).alternatives] == ["holdout:0.5"]
     for spelt in ([one, "holdout:0.5"], ["holdout:.50", one, Holdout(0.5)]):  # one policy, two spellings
