@@ -18,8 +18,8 @@ import anyio
 from mcp import ClientSession
 
 from lamar import Experience, Lamar, Scope
+from lamar_mcp.checks import MAX_FREE_TEXT
 from lamar_mcp.launch import child_env, http_server, http_session, lamar_command, stdio_session
-from lamar_mcp.tools import MAX_FREE_TEXT
 
 CONTEXT = {"project": "p0", "language": "swift", "task": "build_fails"}
 
@@ -140,7 +140,8 @@ async def _propose_over(session: ClientSession, text: str) -> float:
 def time_propose(folder: Path, lessons: int, runs: int) -> dict[str, list[float]]:
     """Seconds of one `propose_lessons` call at its input limit, each run on a fresh copy of the store:
     called on `LamarTools` in process, over stdio and over HTTP."""
-    from lamar_mcp.tools import MAX_FREE_TEXT, LamarTools
+    from lamar_mcp.checks import MAX_FREE_TEXT
+    from lamar_mcp.tools import LamarTools
 
     text = lesson_bullets(MAX_FREE_TEXT)
     out: dict[str, list[float]] = {"in process": [], "stdio": [], "http": []}

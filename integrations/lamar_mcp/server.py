@@ -15,6 +15,7 @@ from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, LamarError, __version__
 from lamar_mcp.arguments import strict_tool
+from lamar_mcp.checks import MAX_FREE_TEXT, MAX_ID, MAX_KEYS, MAX_TEXT, MAX_VALUE, SIGNALS, STATUSES
 from lamar_mcp.delivery import WATCHING, Deliveries
 from lamar_mcp.pages import LESSONS_URI, MAX_PAGE_SIZE, PAGE_SIZE, BadCursor
 from lamar_mcp.refusals import shown
@@ -28,16 +29,7 @@ from lamar_mcp.results import (
     RecallResult,
     ReportResult,
 )
-from lamar_mcp.tools import (
-    MAX_FREE_TEXT,
-    MAX_ID,
-    MAX_KEYS,
-    MAX_TEXT,
-    MAX_VALUE,
-    SIGNALS,
-    STATUSES,
-    LamarTools,
-)
+from lamar_mcp.tools import LamarTools
 from lamar_mcp.web import bearer_auth
 
 INSTRUCTIONS = """\

@@ -10,14 +10,27 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import Experience, InvalidExperience, Lamar, LamarError, Scope, Signal, Status
+from lamar import Experience, InvalidExperience, Lamar, Scope, Status
 from lamar.edit import NEW_TREATMENT, next_version
-from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.signals import did_you_mean
 from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
+from lamar_mcp.checks import (
+    GLOSSES,
+    MAX_FREE_TEXT,
+    MAX_ID,
+    MAX_KEY,
+    MAX_KEYS,
+    MAX_TEXT,
+    SIGNALS,
+    STATUSES,
+    checked_context,
+    checked_id,
+    checked_text,
+    signal_of,
+)
 from lamar_mcp.context import ContextReader, normalise, recall_hint
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
@@ -41,36 +54,6 @@ from lamar_mcp.results import (
 )
 from lamar_mcp.rules_folder import rules_folder
 
-MAX_ID = 128
-"""Longest id accepted (episode and lesson ids are about 20 characters)."""
-MAX_TEXT = 2_000
-"""Longest precondition, action or rationale of a proposed lesson."""
-MAX_KEYS = 32
-"""Most fields in a context or scope."""
-MAX_KEY = 64
-"""Longest context or scope key."""
-MAX_VALUE = 500
-"""Longest context or scope value: they are compared as exact strings, never searched."""
-MAX_FREE_TEXT = 20_000
-"""Characters of recall's free text that are read (the hooks read as much of a prompt)."""
-
-SIGNALS = tuple(s.value for s in Signal)
-STATUSES = tuple(s.value for s in Status)
-# Words a model types for what the human did, besides the five names (any case; hyphens, underscores
-# and a closing full stop aside): their other forms, and the words report's description glosses them
-# with. A word that could name two outcomes ("fixed", "correct", "done", "good") is refused: a wrong
-# reading would count as evidence, where a refusal costs one more call.
-_SIGNAL_WORDS = {
-    Signal.SHIPPED: frozenset({"ship", "ships", "ship it", "shipped it", "merged", "merged it", "deployed",
-                               "deployed it", "released", "released it"}),
-    Signal.ACCEPTED: frozenset({"accept", "accepts", "accepted it", "kept", "kept it"}),
-    Signal.REASKED: frozenset({"reask", "reasks", "re ask", "re asked", "asked again"}),
-    Signal.CORRECTED: frozenset({"corrected it", "corrected the work"}),
-    Signal.REVERTED: frozenset({"revert", "reverts", "reverted it", "undid it", "rolled back",
-                                "rolled it back"}),
-}
-# The same words for report's hint: "The user merged it" is refused as a sentence, and named as shipped.
-_GLOSSES = {signal.value: words for signal, words in _SIGNAL_WORDS.items()}
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
 
 
@@ -116,7 +99,7 @@ class LamarTools:
         if context is None and text is None:
             raise ToolError("recall needs context (short labels such as {\"project\": \"shop\"}) or text (the task "
                             "in your own words); neither was given")
-        ctx = {} if context is None else _context(context, "context")
+        ctx = {} if context is None else checked_context(context, "context")
         if text is not None:
             if not isinstance(text, str) or not text.strip():
                 raise ToolError(f"text must be the task in words, a non-empty string; got {shown(text)}")
@@ -154,18 +137,18 @@ class LamarTools:
                           ensure_ascii=False)
 
     def report(self, episode_id: Any = None, signal: Any = None) -> ReportResult:
-        episode = _id(episode_id, "episode_id", "the episode_id that recall() returned")
+        episode = checked_id(episode_id, "episode_id", "the episode_id that recall() returned")
         if signal is None:
             raise ToolError(f"signal is missing: pass what the human did, one of {', '.join(SIGNALS)}")
-        parsed = _signal(signal)
+        parsed = signal_of(signal)
         if parsed is None:
             raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {shown(signal)}"
-                            + did_you_mean(signal, _GLOSSES))
+                            + did_you_mean(signal, GLOSSES))
         self._guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 
     def evidence(self, lesson_id: Any = None) -> Lesson:
-        given = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        given = checked_id(lesson_id, "lesson_id", "an id that lessons() lists")
         lesson: str = self._guard(lambda: lesson_named(self.lamar, given))
         found: Lesson = self._guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
@@ -174,7 +157,7 @@ class LamarTools:
                 cursor: Any = None) -> LessonList:
         """A page of the lessons (`lamar_mcp.pages`), optionally only those eligible in `context`, of one
         `status`, or holding every word of `text` in their text, scope or id (any case), as `lamar search` does."""
-        ctx = None if context is None else _context(context, "context")
+        ctx = None if context is None else checked_context(context, "context")
         wanted = status.strip().lower() if isinstance(status, str) else status  # "Active", as a model may type it
         if wanted is not None and wanted not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {shown(status)}")
@@ -199,9 +182,9 @@ class LamarTools:
 
         `client` (the MCP client's name, when it gave one) joins its provenance.
         """
-        fields = {name: _text("" if value is None and name == "rationale" else value, name) for name, value in
+        fields = {name: checked_text("" if value is None and name == "rationale" else value, name) for name, value in
                   (("precondition", precondition), ("action", action), ("rationale", rationale))}
-        where = self._spelled({} if scope is None else _context(scope, "scope"))
+        where = self._spelled({} if scope is None else checked_context(scope, "scope"))
         exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
         with self._proposing:
             stored = self._store(exp, self._refuse_duplicate(exp))
@@ -228,14 +211,14 @@ class LamarTools:
             raise ToolError("lessons must be Markdown bullets (\"- When X, do Y, because Z.\") or JSON Lines "
                             "({\"precondition\": ..., \"action\": ...} a line), a non-empty string of at most "
                             f"{MAX_FREE_TEXT} characters; got {shown(lessons)}")
-        where = {} if scope is None else _context(scope, "scope")
+        where = {} if scope is None else checked_context(scope, "scope")
         read = self._guard(lambda: read_lessons(lessons, name="the text", scope=where, status="candidate", via="mcp"))
         found: list[Experience] = []
         for exp in read:
             try:  # the limits of propose_lesson, line by line
-                new = _candidate(_text(exp.precondition, "precondition"), _text(exp.action, "action"),
-                                 _text(exp.rationale, "rationale"),
-                                 self._spelled(_context(dict(exp.scope), "scope")), client, exp.provenance["line"])
+                scoped = self._spelled(checked_context(dict(exp.scope), "scope"))
+                new = _candidate(checked_text(exp.precondition, "precondition"), checked_text(exp.action, "action"),
+                                 checked_text(exp.rationale, "rationale"), scoped, client, exp.provenance["line"])
                 refuse_repeat(new, found)
             except ToolError as exc:
                 raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
@@ -268,7 +251,7 @@ class LamarTools:
     def erase(self, lesson_id: Any = None, contexts: Any = False, reason: Any = None,
               client: str | None = None) -> EraseResult:
         """Erase a lesson's text from the store (`Lamar.erase`); the audit names the MCP client."""
-        lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        lesson = checked_id(lesson_id, "lesson_id", "an id that lessons() lists")
         contexts = flag(contexts, "contexts")
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
             raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); "
@@ -285,11 +268,11 @@ class LamarTools:
              scope: Any = None, keep_evidence: Any = False, client: str | None = None) -> Lesson:
         """A new version of a lesson (`Lamar.edit`): the fields given replace the lesson's, its
         evidence restarts unless `keep_evidence` (a wording fix; refused for a new action or scope)."""
-        lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        lesson = checked_id(lesson_id, "lesson_id", "an id that lessons() lists")
         keep_evidence = flag(keep_evidence, "keep_evidence")
-        given = {name: _text(value, name) for name, value in
+        given = {name: checked_text(value, name) for name, value in
                  (("precondition", precondition), ("action", action), ("rationale", rationale)) if value is not None}
-        where = None if scope is None else self._spelled(_context(scope, "scope"))
+        where = None if scope is None else self._spelled(checked_context(scope, "scope"))
         if not given and where is None:
             raise ToolError("edit needs at least one of precondition, action, rationale or scope: the fields to change")
         exp = self._guard(lambda: self.lamar.get(lesson))
@@ -324,7 +307,7 @@ class LamarTools:
             raise ToolError("policies must be a list of policy names such as [\"none\", \"proven\", \"k:1\", "
                             "\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; "
                             f"got {shown(policies)}")
-        where = None if scope is None else _context(scope, "scope")
+        where = None if scope is None else checked_context(scope, "scope")
         if where is not None:  # the episodes were logged with recall's spelling of the labels
             where = normalise(where, self._guard(self.known.scopes))
         # A lesson id shortened to a prefix only one lesson has, as the command line takes it.
@@ -438,62 +421,10 @@ def _stored_before(fresh: list[Experience], ids: list[str]) -> str:
     return f"the lessons before it were stored ({lines}), none after it: the same call made again stores the rest"
 
 
-def _signal(value: Any) -> Signal | None:
-    """The outcome a model named: one of the five names, or a word that can mean only that one."""
-    if not isinstance(value, str):
-        return None
-    said = " ".join(value.lower().replace("-", " ").replace("_", " ").split()).rstrip(".!")
-    for signal in Signal:
-        if said == signal.value or said in _SIGNAL_WORDS[signal]:
-            return signal
-    return None
-
-
-
-def _id(value: Any, name: str, hint: str) -> str:
-    if value is None:
-        raise ToolError(f"{name} is missing: pass {hint}")
-    if not isinstance(value, str) or not value.strip():
-        raise ToolError(f"{name} must be a non-empty string: {hint}; got {shown(value)}")
-    if len(value) > MAX_ID:
-        raise ToolError(f"{name} is {len(value)} characters long; ids are at most {MAX_ID}: pass {hint}")
-    return value.strip()  # a model may copy an id with the line's end: no id Lamar makes or takes has blanks around it
-
-
-def _text(value: Any, name: str) -> str:
-    if value is None:
-        raise ToolError(f"{name} is missing: "
-                        f"say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
-    if not isinstance(value, str):
-        raise ToolError(f"{name} must be a string; got {shown(value)}")
-    if len(value) > MAX_TEXT:
-        raise ToolError(f"{name} is {len(value)} characters long; a lesson field is at most {MAX_TEXT}: "
-                        "say it in one or two sentences")
-    if name != "rationale" and not value.strip():
-        raise ToolError(f"{name} is empty: say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
-    return value
-
-
-def _context(value: Any, name: str) -> dict[str, str]:
-    """A context or scope: a mapping of strings, small enough to store with every episode."""
-    if isinstance(value, Mapping) and len(value) > MAX_KEYS:
-        raise ToolError(f"{name} has {len(value)} fields; at most {MAX_KEYS}: keep the few that decide "
-                        "which lessons apply (project, language, task, error_class)")
-    try:
-        ctx = check_context(value, capped=False)  # the field limits first: their message is the more useful
-    except LamarError as exc:
-        raise ToolError(f"{name}: {exc}") from exc
-    for key, text in ctx.items():
-        if len(key) > MAX_KEY or len(text) > MAX_VALUE:
-            raise ToolError(f"{name} field {shown(key)} is too long (keys at most {MAX_KEY} characters, values "
-                            f"at most {MAX_VALUE}): use short labels such as task='build_fails', not free text")
-    return ctx
-
-
 def _lesson_id(precondition: str, action: str, scope: Mapping[str, str]) -> str:
     """The id follows from the words, as for mined lessons: the same lesson proposed twice is one arm."""
     key = json.dumps([normalize(precondition), normalize(action), sorted(scope.items())])
     return "exp_" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-__all__ = ["AGENT_PROVENANCE", "MAX_FREE_TEXT", "MAX_ID", "MAX_KEY", "MAX_KEYS", "MAX_TEXT", "MAX_VALUE", "LamarTools"]
+__all__ = ["AGENT_PROVENANCE", "LamarTools"]

@@ -135,7 +135,8 @@ def test_a_damaged_read_only_store_is_not_called_unwritable(tmp_path: Path) -> N
 
 def test_a_context_within_the_field_limits_but_over_a_contexts_total_is_refused_and_logs_nothing() -> None:
     from lamar import Lamar
-    from lamar_mcp.tools import MAX_KEYS, MAX_VALUE, LamarTools
+    from lamar_mcp.checks import MAX_KEYS, MAX_VALUE
+    from lamar_mcp.tools import LamarTools
 
     lam = Lamar(":memory:")
     tools = LamarTools(lam)
