@@ -13,16 +13,17 @@ _FLAGS = {"true": True, "false": False}
 
 
 def flag(value: Any, name: str) -> bool:
-    """`value` as a boolean: true or false, or the string "true" or "false" in any case.
+    """`value` as a boolean: true or false, or the string "true" or "false" in any case; null is false,
+    every flag's default (a client that fills each optional argument sends null for one left out).
 
-    >>> flag("True", "dry_run"), flag(False, "dry_run")
-    (True, False)
+    >>> flag("True", "dry_run"), flag(False, "dry_run"), flag(None, "dry_run")
+    (True, False, False)
     >>> try: flag("yes", "dry_run")
     ... except ToolError as exc: print(exc)
     dry_run must be true or false; got 'yes'
     """
-    if isinstance(value, bool):
-        return value
+    if value is None or isinstance(value, bool):
+        return bool(value)
     read = _FLAGS.get(value.strip().lower()) if isinstance(value, str) else None
     if read is None:  # "yes", "1": a guess could log an episode the model meant as a dry run
         raise ToolError(f"{name} must be true or false; got {shown(value)}")

@@ -123,3 +123,20 @@ async def test_editing_a_retired_lesson_names_what_the_user_can_do(store: Path) 
         tools = {t.name for t in (await session.list_tools()).tools}
         assert refused.is_error and events(store) == before and "revive" not in tools
         assert "(revive)" not in said and f"lamar revive {lesson}" in said and "tell the user" in said, said
+
+
+async def test_a_flag_sent_as_null_is_its_default(store: Path) -> None:
+    # A client that fills every optional argument sends null for a flag, as it does for scope or cursor.
+    async with stdio_session(store) as session:
+        recalled = await session.call_tool("recall", {"context": CONTEXT, "dry_run": None})
+        assert not recalled.is_error, recalled.content[0].text
+        assert recalled.structured_content["logged"] is True
+        lesson = (await session.call_tool("lessons", {"limit": 1})).structured_content["lessons"][0]["id"]
+        edited = await session.call_tool("edit", {"lesson_id": lesson, "action": "delete the lockfile",
+                                                  "keep_evidence": None})
+        assert not edited.is_error, edited.content[0].text
+        shown = await session.call_tool("import_rules", {"apply": None})
+        assert "apply must be" not in shown.content[0].text
+        erased = await session.call_tool("erase", {"lesson_id": lesson, "contexts": None})
+        assert not erased.is_error, erased.content[0].text
+        assert erased.structured_content["episodes"] == 0
