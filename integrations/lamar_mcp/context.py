@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -72,8 +73,10 @@ _SEPARATORS = re.compile(r"[\s_-]+")
 def _folded(label: str) -> str:
     # A model pads labels with spaces as readily as it capitalises them; the result shows them
     # neutralised, which trims them, so an unmatched " shop " would read as "shop". It also writes a
-    # label's words apart with a hyphen or a space where the scope has an underscore ("build-fails").
-    return _SEPARATORS.sub("_", label.strip().lower())
+    # label's words apart with a hyphen or a space where the scope has an underscore ("build-fails"). A
+    # name read from a macOS folder is decomposed ("e" + accent) where a model types "é", and the result
+    # and the hint show both alike (neutralised, NFKC): compared in that form too.
+    return _SEPARATORS.sub("_", unicodedata.normalize("NFKC", label).strip().lower())
 
 
 def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:

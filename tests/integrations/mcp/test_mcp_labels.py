@@ -198,3 +198,21 @@ async def test_a_label_written_with_hyphens_or_spaces_matches_and_a_misspelt_one
         assert "Did you mean project = trace for project = trce; task = build_fails for tsak = build_fails?" in both
         far = (await recall({"project": "payments"}))["hint"]
         assert "Did you mean" not in far and "project = shop, trace" in far
+
+
+async def test_a_label_in_another_unicode_form_matches_the_scope(tmp_path: Path) -> None:
+    # A project named after a macOS folder is spelt decomposed (e + combining acute); a model types the
+    # composed letter, and the hint shows both alike, so a recall spelt as the hint lists it must match.
+    import unicodedata
+
+    path = tmp_path / "experience.db"
+    decomposed = unicodedata.normalize("NFD", "café")
+    with Lamar(str(path), seed=0) as lam:
+        cafe = lam.add(Experience("the menu build fails", "rebuild the menu cache", scope=Scope(project=decomposed)))
+        trace = lam.add(Experience("a test fails only in CI", "compare the locales", scope=Scope(project="trace")))
+    async with stdio_session(path, "--seed", "3") as session:
+        for given, lesson in ((unicodedata.normalize("NFC", "Café"), cafe), ("ｔｒａｃｅ", trace)):
+            found = (await session.call_tool("recall", {"context": {"project": given}, "dry_run": True}))
+            assert not found.is_error, found.content[0].text
+            assert [row["lesson_id"] for row in found.structured_content["preview"]] == [lesson], given
+            assert found.structured_content["hint"] == ""
