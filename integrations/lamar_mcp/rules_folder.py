@@ -35,7 +35,7 @@ def rules_folder(cwd: str, folder: Any) -> Path:
         inside = usable = there = False
     if inside and not usable:  # a path inside the project: the model mistyped a name, not the rule
         raise ToolError(f"no folder {shown(given)} in {root} ({'a file' if there else 'nothing'} is there): "
-                        "pass a folder of this project, relative to it, or leave folder out for all of it")
+                        + _what_to_pass(root))
     if not (inside and usable):
         raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
                         f"got {shown(given)}")
@@ -50,6 +50,18 @@ def rules_folder(cwd: str, folder: Any) -> Path:
                         "it there): pass as folder the project's folder, relative to it, or tell the user to start "
                         "lamar mcp in the project's folder")
     return where
+
+
+def _what_to_pass(root: Path) -> str:
+    """The folder to pass instead of a missing one: outside a project (the root, the home folder outside
+    git) leaving it out is refused too, so the advice there is the project's own path."""
+    from lamar.projects import project_of
+
+    if root == Path(root.anchor):
+        return "pass as folder the project's full path"
+    if project_of(root) is None:
+        return "pass as folder the project's folder, relative to it, or its full path"
+    return "pass a folder of this project, relative to it, or leave folder out for all of it"
 
 
 __all__ = ["rules_folder"]

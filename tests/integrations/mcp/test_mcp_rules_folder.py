@@ -115,3 +115,20 @@ async def test_a_folder_under_the_home_folder_written_with_a_tilde_is_read(store
         assert refused.is_error and "folder must be a folder inside" in refused.content[0].text, refused.content
         unknown = await session.call_tool("import_rules", {"folder": "~nosuchuser_lamar/shop"})
         assert unknown.is_error and "pass the project's full path" in unknown.content[0].text, unknown.content
+
+
+async def test_a_folder_missing_outside_a_project_is_refused_with_advice_that_works_there(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In the root or the home folder, leaving folder out is refused: the advice to leave it out sent the model
+    # from one refusal to the other.
+    home = tmp_path / "home"
+    (home / "shop").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for cwd, folder, advice in (("/", str(home / "shopp"), "pass as folder the project's full path"),
+                                ("/", "~/shopp", "pass as folder the project's full path"),
+                                (home, "shopp", "pass as folder the project's folder, relative to it")):
+        async with stdio_session(store, cwd=cwd) as session:
+            refused = await session.call_tool("import_rules", {"folder": folder})
+            said = refused.content[0].text
+            assert refused.is_error and "no folder '" in said and "(nothing is there)" in said, said
+            assert advice in said and "leave folder out" not in said, said
