@@ -86,6 +86,12 @@ def checked_context(value: Any, name: str) -> dict[str, str]:
     if isinstance(value, Mapping) and len(value) > MAX_KEYS:
         raise ToolError(f"{name} has {len(value)} fields; at most {MAX_KEYS}: keep the few that decide "
                         "which lessons apply (project, language, task, error_class)")
+    for key, label in value.items() if isinstance(value, Mapping) else ():
+        if isinstance(label, (bool, int, float)) and isinstance(key, str):
+            # The engine's advice (str() it) is a Python caller's; a model writes JSON.
+            written = shown(label)
+            raise ToolError(f"{name}: context value for {shown(key)} must be a string; got {written}: send it as a "
+                            + (f'string, "{written}"' if "..." not in written else "string"))
     try:
         ctx = check_context(value, capped=False)  # the field limits first: their message is the more useful
     except LamarError as exc:

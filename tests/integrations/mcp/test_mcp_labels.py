@@ -216,3 +216,15 @@ async def test_a_label_in_another_unicode_form_matches_the_scope(tmp_path: Path)
             assert not found.is_error, found.content[0].text
             assert [row["lesson_id"] for row in found.structured_content["preview"]] == [lesson], given
             assert found.structured_content["hint"] == ""
+
+
+async def test_a_label_sent_as_a_number_or_a_boolean_is_refused_in_jsons_words(store: Path) -> None:
+    # "convert it with str() first" is the engine's advice to a Python caller: a model sends JSON.
+    async with stdio_session(store) as session:
+        for value, quoted in ((3, '"3"'), (2.5, '"2.5"'), (True, '"true"')):
+            refused = await session.call_tool("recall", {"context": {"project": "trace", "attempt": value}})
+            said = refused.content[0].text
+            assert refused.is_error and f"send it as a string, {quoted}" in said and "str()" not in said, said
+            scoped = await session.call_tool("propose_lesson", {"precondition": "a retry fails", "action": "wait",
+                                                                "scope": {"attempt": value}})
+            assert scoped.is_error and f"send it as a string, {quoted}" in scoped.content[0].text, scoped.content
