@@ -258,6 +258,7 @@ class LamarTools:
                             f"got {shown(reason)}")
         by = "an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
         why = reason or "erased through MCP"
+        lesson = self._guard(lambda: lesson_named(self.lamar, lesson))  # the start of one id, as `lamar erase` takes
         done = self._guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=why))
         self.known.forget()  # its words must not stay in the server's memory
         return EraseResult(lesson_id=done.id, by=neutralize(done.by), reason=neutralize(done.reason),
@@ -275,6 +276,7 @@ class LamarTools:
         where = None if scope is None else self._spelled(checked_context(scope, "scope"))
         if not given and where is None:
             raise ToolError("edit needs at least one of precondition, action, rationale or scope: the fields to change")
+        lesson = self._guard(lambda: lesson_named(self.lamar, lesson))  # the start of one id, as `lamar edit` takes
         exp = self._guard(lambda: self.lamar.get(lesson))
         if exp.status is Status.RETIRED and not exp.provenance.get("erased"):  # the engine's advice names revive
             raise ToolError(f"lesson {neutralize(exp.id)} is retired, and no tool here revives a lesson: tell the "
