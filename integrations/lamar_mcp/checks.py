@@ -97,6 +97,8 @@ def checked_context(value: Any, name: str) -> dict[str, str]:
     except LamarError as exc:
         raise ToolError(f"{name}: {exc}") from exc
     for key, text in ctx.items():
+        if not text.strip():  # a label no scope holds (nor should: no recall would reach its lesson)
+            raise ToolError(f"{name}: context value for {shown(key)} is empty: leave the key out when it has no value")
         if len(key) > MAX_KEY or len(text) > MAX_VALUE:
             raise ToolError(f"{name} field {shown(key)} is too long (keys at most {MAX_KEY} characters, values "
                             f"at most {MAX_VALUE}): use short labels such as task='build_fails', not free text")

@@ -228,3 +228,20 @@ async def test_a_label_sent_as_a_number_or_a_boolean_is_refused_in_jsons_words(s
             scoped = await session.call_tool("propose_lesson", {"precondition": "a retry fails", "action": "wait",
                                                                 "scope": {"attempt": value}})
             assert scoped.is_error and f"send it as a string, {quoted}" in scoped.content[0].text, scoped.content
+
+
+async def test_a_label_with_an_empty_value_is_refused_as_a_null_one_is(store: Path) -> None:
+    # {"task": ""} was recalled as the label task = "", which no lesson's scope holds, and the hint said
+    # "no lesson is scoped by task = ."; a scope of project = " " stored a lesson no recall reaches.
+    from tests.integrations.mcp.conftest import events
+
+    before = events(store)
+    async with stdio_session(store) as session:
+        for name, args in (("recall", {"context": {"project": "trace", "task": ""}}),
+                           ("lessons", {"context": {"task": "  "}}),
+                           ("propose_lesson", {"precondition": "a retry fails", "action": "wait",
+                                               "scope": {"project": " "}})):
+            refused = await session.call_tool(name, args)
+            said = refused.content[0].text
+            assert refused.is_error and "is empty: leave the key out when it has no value" in said, (name, said)
+    assert events(store) == before
