@@ -96,9 +96,10 @@ class LamarTools:
         """Recall for labels, for the task in words, or both (labels win over what the words suggest);
         `dry_run`: what a recall would choose and why, logging no episode."""
         dry_run = flag(dry_run, "dry_run")
-        if context is None and text is None:
+        if text is None and (context is None or context == {}):  # {}: no label reaches a scoped lesson
             raise ToolError("recall needs context (short labels such as {\"project\": \"shop\"}) or text (the task "
-                            "in your own words); neither was given")
+                            "in your own words); " + ("neither was given" if context is None else
+                                                     "context is empty and no text was given"))
         ctx = {} if context is None else checked_context(context, "context")
         if text is not None:
             if not isinstance(text, str) or not text.strip():

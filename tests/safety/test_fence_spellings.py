@@ -105,7 +105,7 @@ async def test_mcp_propose_lesson_refuses_every_spelling_over_stdio(tmp_path) ->
             done = await session.call_tool("propose_lesson", {"precondition": CAUSE, "action": spelling,
                                                               "rationale": "", "scope": {}})
             refused.append(done.is_error)
-        prompt = (await session.call_tool("recall", {"context": {}})).structured_content["prompt"]
+        prompt = (await session.call_tool("recall", {"context": {"task": "build_fails"}})).structured_content["prompt"]
     assert prompt == "" and all(refused), [s for s, r in zip(SPELLINGS, refused, strict=True) if not r]
     with Lamar(str(store)) as lam:
         assert lam.experiences() == []

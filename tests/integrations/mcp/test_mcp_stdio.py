@@ -107,6 +107,7 @@ async def test_bad_input_is_a_tool_error_that_says_what_to_do_and_changes_nothin
             ("report", {"episode_id": episode, "signal": "great"}, "must be one of shipped, accepted"),
             ("report", {"episode_id": "x" * 10_000, "signal": "shipped"}, "ids are at most 128"),
             ("recall", {"context": ["project", "trace"]}, "a context must be a mapping of strings"),
+            ("recall", {"context": {}}, "context is empty and no text was given"),  # else only unscoped lessons
             ("recall", {"context": {"project": 3}}, "must be a string"),
             ("recall", {"context": {"task": "y" * 100_000}}, "use short labels"),
             ("recall", {"context": {f"k{i}": "v" for i in range(100)}}, "at most 32"),
