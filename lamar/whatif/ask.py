@@ -123,9 +123,26 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
     Raises:
         InvalidArgument: the lesson of a `without:ID` was not eligible in any episode of the log.
     """
+    if not _check_held(spec, lam, log):
+        return
+    lesson = form(spec)[1]
+    head = f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in "
+    if selected and lesson in lessons_in(read_log(lam.store).slates):
+        raise advised(InvalidArgument, head, ADVICE["eligible"])
+    raise InvalidArgument(f"{head}any reported episode ({_never_eligible(lam, lesson)}), so leaving it out would "
+                          "change nothing")
+
+
+def _check_held(spec: str, lam: Lamar, log: Log) -> bool:
+    """Refuse `without:ID` for an id the store does not hold; True when it is a lesson the log never had
+    eligible (for `_check_lesson` to refuse), False when there is nothing to refuse.
+
+    Raises:
+        InvalidArgument: the store holds no lesson of that id.
+    """
     head, lesson = form(spec)
     if head != "without" or lesson in lessons_in(log.slates):
-        return
+        return False
     try:
         lam.get(lesson)
     except UnknownExperience as exc:
@@ -133,11 +150,7 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
         said = unknown(UnknownExperience, lesson, lam.store.location, LS_ADVICE, exc.held_as, what="lesson")
         raise advised(InvalidArgument, f"policy {echoed(spec)}: {str(said).removesuffix(said.advice)}",
                       said.advice) from said
-    head = f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in "
-    if selected and lesson in lessons_in(read_log(lam.store).slates):
-        raise advised(InvalidArgument, head, ADVICE["eligible"])
-    raise InvalidArgument(f"{head}any reported episode ({_never_eligible(lam, lesson)}), so leaving it out would "
-                          "change nothing")
+    return True
 
 
 def _never_eligible(lam: Lamar, lesson: str) -> str:
@@ -228,6 +241,9 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     log = read_log(lam.store, since, scope)
     if scope and not log.logged:
         _check_scope(lam.store, scope)
+    for named_spec in specs:  # a mistyped id is a thing to hear about before how few outcomes are reported
+        if isinstance(named_spec, (str, Without)):
+            _check_held(named_spec if isinstance(named_spec, str) else named_spec.name, lam, log)
     selected = since is not None or bool(scope)
     check_log(log, minimum, lam.store.location, selected)
     slots = logged_k(log.slates, lam.k)

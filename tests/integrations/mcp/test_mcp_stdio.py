@@ -245,3 +245,13 @@ async def test_the_schemas_say_which_arguments_are_required_and_where_an_id_come
         # Advertised as required, still answered by the tool: a missing one gets a sentence naming it.
         missing = await session.call_tool("report", {"signal": "shipped"})
         assert missing.is_error and "episode_id is missing" in missing.content[0].text
+
+
+async def test_whatif_names_an_unknown_lesson_before_asking_for_more_reports(store: Path) -> None:
+    # "report more outcomes" for a mistyped id sent the model off to gather 30 reports, and then told it
+    # the id names no lesson.
+    async with stdio_session(store) as session:
+        refused = await session.call_tool("whatif", {"policies": ["none", "without:exp_zz"]})
+        said = refused.content[0].text
+        assert refused.is_error and "no lesson 'exp_zz'" in said and "call lessons()" in said, said
+        assert "report more outcomes" not in said, said
