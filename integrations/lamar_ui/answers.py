@@ -10,6 +10,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from lamar import LamarError, UnknownExperience
+
 # The page whose form posts to each address that takes only a form: opened from the address bar (the
 # answer's address kept after a review, say), it is a GET there.
 _FORM_PAGES = {"/add/many": ("/add", "Add a lesson"), "/sleep/run": ("/sleep", "Sleep"),
@@ -17,6 +19,13 @@ _FORM_PAGES = {"/add/many": ("/add", "Add a lesson"), "/sleep/run": ("/sleep", "
 
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def not_here(exc: LamarError) -> str:
+    """The engine's refusal of a lesson id in the browser's words: the lessons page, not Python, lists the ids."""
+    if isinstance(exc, UnknownExperience) and exc.shown:
+        return f"no lesson {exc.shown} in this store{exc.note}: the lessons page lists every lesson"
+    return str(exc)
 
 
 def no_page(frame: Callable[[str, str], HTMLResponse]) -> dict[Any, Handler]:

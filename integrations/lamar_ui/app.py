@@ -36,7 +36,7 @@ from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
 from lamar_ui.answered import Answers
-from lamar_ui.answers import forbidden, moving_on, no_page, store_failed
+from lamar_ui.answers import forbidden, moving_on, no_page, not_here, store_failed
 from lamar_ui.bidi import lesson, said
 from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
@@ -200,7 +200,7 @@ class UI:
         try:
             body = await run_in_threadpool(build)
         except LamarError as exc:
-            return self._missing(str(exc))
+            return self._missing(not_here(exc))
         return self._page("Lesson", body, "/")
 
     async def lever(self, request: Request, exp_id: str, lever: str) -> Response:
@@ -211,7 +211,7 @@ class UI:
         try:
             exp = await run_in_threadpool(self.lam.get, exp_id)
         except LamarError as exc:
-            return self._missing(str(exc), answer=request.method == "POST")
+            return self._missing(not_here(exc), answer=request.method == "POST")
         if request.method == "GET":
             question = (f"{lever.capitalize()} this lesson? <q>{lesson(exp)}</q> " + _LEVERS[lever])
             extra = _CONTEXTS_BOX if lever == "erase" else ""
@@ -240,7 +240,7 @@ class UI:
         try:
             exp = await run_in_threadpool(self.lam.get, exp_id)
         except LamarError as exc:
-            return self._missing(str(exc), answer=request.method == "POST")
+            return self._missing(not_here(exc), answer=request.method == "POST")
         if request.method == "GET":
             values = {"precondition": exp.precondition, "action": exp.action, "rationale": exp.rationale,
                       "scope": " ".join(f"{k}={v}" for k, v in exp.scope.items())}

@@ -238,8 +238,8 @@ def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str
         + f'<input type="hidden" name="version" value="{exp.version}">'  # the version this text replaces
         + field("precondition", "When") + field("action", "do") + field("rationale", "because")
         + field("scope", "Scope (key=value, space separated)")
-        + f'<label><input type="checkbox" name="keep" value="yes"{checked}> Keep the evidence: a wording fix '
-        "that changes neither the action nor the scope</label>"
+        + f'<label class="check"><input type="checkbox" name="keep" value="yes"{checked}> Keep the evidence: a '
+        "wording fix that changes neither the action nor the scope</label>"
         + '<button type="submit" name="confirm" value="">Review…</button></form>'
         + "<p>The lesson keeps its id and its history. Its evidence restarts unless kept: a new text is a new "
         "treatment, which must earn its own verdict.</p>"

@@ -1,0 +1,94 @@
+"""What a team lead meets in `lamar ui` in a real browser: a rejected proposal that stays readable and
+un-rejectable, an edit form whose checkbox sits beside its words, and a lesson id the store lacks."""
+
+from __future__ import annotations
+
+import html
+import urllib.error
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+selenium = pytest.importorskip("selenium")
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.integrations.ui.test_ui_apply import run_sleep, two_proposals
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+from tests.integrations.ui.test_ui_trial import _get, serving
+
+# The lowest contrast on white of any word inside the element, as the eye gets it: each text's colour
+# composited over white through its own alpha and every ancestor's opacity (WCAG 2 relative luminance).
+_LOWEST_CONTRAST = """
+const lin = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+let lowest = 21, word = '';
+const walker = document.createTreeWalker(arguments[0], NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  if (!node.textContent.trim()) { continue; }
+  let alpha = 1;
+  for (let e = node.parentElement; e; e = e.parentElement) { alpha *= Number(getComputedStyle(e).opacity); }
+  const parts = getComputedStyle(node.parentElement).color.match(/[\\d.]+/g).map(Number);
+  alpha *= parts.length > 3 ? parts[3] : 1;
+  const [r, g, b] = parts.slice(0, 3).map(c => lin(alpha * c + (1 - alpha) * 255));
+  const ratio = 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05);
+  if (ratio < lowest) { lowest = ratio; word = node.textContent.trim().slice(0, 40); }
+}
+return [lowest, word];
+"""
+
+
+def _open(driver, url: str, path: str, css: str) -> None:  # type: ignore[no-untyped-def]
+    driver.get(url)  # the token's cookie
+    driver.get(url.split("/?", 1)[0] + path)
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, css))
+
+
+def test_a_rejected_proposal_reads_as_clearly_as_the_others(tmp_path: Path, browser) -> None:  # noqa: F811
+    path = tmp_path / "lessons.db"
+    two_proposals(path)
+    with serving(path) as url:
+        cards = run_sleep(url)
+        (pid,) = [i for i, kind in cards.items() if kind == "contradiction"]
+        _get(url, "/sleep/decide", {"proposal": pid, "decision": "rejected"})
+        _open(browser, url, "/sleep", f'section.proposal.rejected[data-id="{pid}"]')
+        card = browser.find_element(By.CSS_SELECTOR, f'section.proposal[data-id="{pid}"]')
+        lowest, word = browser.execute_script(_LOWEST_CONTRAST, card)
+        approve = card.find_element(By.CSS_SELECTOR, 'button[value="approved"]')
+        assert approve.is_enabled()
+        assert browser.execute_script("return getComputedStyle(arguments[0]).opacity", approve) == "1"
+    assert lowest >= 4.5, (lowest, word)  # its words as readable as any card's; its Approve un-rejects it
+
+
+def test_the_edit_forms_checkbox_sits_beside_its_words(tmp_path: Path, browser) -> None:  # noqa: F811
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        _open(browser, url, f"/lessons/{eid}/edit", 'input[name="keep"]')
+        box, words = browser.execute_script("""
+            const box = document.querySelector('input[name="keep"]');
+            const text = [...box.parentElement.childNodes].find(n => n.nodeType === 3 && n.textContent.trim());
+            const range = document.createRange(); range.selectNodeContents(text);
+            const first = range.getClientRects()[0], b = box.getBoundingClientRect();
+            return [[b.right, b.top, b.bottom], [first.left, first.top, first.bottom]];""")
+    right, top, bottom = box
+    text_left, text_top, text_bottom = words
+    assert right <= text_left, (box, words)  # before its words, on their line: not stacked above them
+    assert top < text_bottom and bottom > text_top, (box, words)
+
+
+def test_a_lesson_id_the_store_lacks_says_where_the_lessons_are(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+    with serving(path) as url:
+        for page in ("/lessons/exp_0000000000000000", "/lessons/exp_0000000000000000/edit",
+                     "/lessons/exp_0000000000000000/retire"):
+            with pytest.raises(urllib.error.HTTPError) as caught:
+                _get(url, page)
+            said = html.unescape(caught.value.read().decode())
+            assert caught.value.code == 404
+            assert "no lesson 'exp_0000000000000000' in this store" in said, said[-600:]
+            assert "the lessons page lists every lesson" in said and "Lamar.experiences()" not in said
