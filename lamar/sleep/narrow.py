@@ -90,7 +90,8 @@ def _check(proposal: Proposal) -> None:
 def _describe(proposal: Proposal) -> list[str]:
     exp_id, key, value = _parts(proposal)
     # A hand edit can put a line break or 10 000 characters in the key or the value: each is printed as an id is.
-    return [(f"  narrow lesson {echoed(exp_id)}'s scope: add {printed_id(key)}={printed_id(value)} (it stays "
+    # The id is quoted (echoed): a possessive after its quote would read `'exp_1''s`.
+    return [(f"  narrow the scope of lesson {echoed(exp_id)}: add {printed_id(key)}={printed_id(value)} (it stays "
              "eligible only there; its evidence continues that slice's)")]
 
 

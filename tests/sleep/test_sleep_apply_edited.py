@@ -122,3 +122,18 @@ def test_hand_edited_ids_in_review_lines_and_refusals_are_cut_to_their_ends(tmp_
         assert line.startswith("  REFUSED by apply: merge proposal 'exp_x") and len(line) < 400, line
         result = lam.apply(SleepReport.from_dict({**lam.sleep().to_dict(), "proposals": [refusal.to_dict()]}))
         assert result.codes == {huge: "refused"} and len(result.skipped[0][1]) < 400
+
+
+def test_a_narrowing_reads_as_a_sentence_in_review(tmp_path: Path) -> None:
+    # The id is quoted: "narrow lesson 'exp_1''s scope" read as a typo, in `lamar review` and on lamar ui's cards.
+    from lamar.sleep.kinds import describe
+    from lamar.sleep.proposals import Proposal
+
+    with _twins(tmp_path / "s.db") as lam:
+        (merge,) = lam.sleep().proposals
+        into = merge.payload["into"]
+        narrow = Proposal.from_dict({**merge.to_dict(), "kind": "narrow", "experience_ids": [into],
+                                     "payload": {"key": "language", "value": "swift"}})
+        (line,) = describe(narrow)
+    assert line.startswith(f"  narrow the scope of lesson '{into}': add language=swift (it stays eligible"), line
+    assert "''" not in line
