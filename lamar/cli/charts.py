@@ -95,8 +95,9 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
         name = standing(ev)
         retired = exp.status.value == "retired"
         # An SVG text holds no <bdi>: the id and each field are isolated by marks (`lamar.cli.isolate`).
-        tip = (f"{marked(exp.id)} ({status_label(exp, ev)}): lift {lift(ev.lift, ev.lower, ev.upper)} "
-               f"{shown_interval(ev.lower, ev.upper)}: {lesson_marked(exp)}")
+        measured = (f"lift {lift(ev.lift, ev.lower, ev.upper)} {shown_interval(ev.lower, ev.upper)}"
+                    if not no_evidence(ev.lower, ev.upper) else "no evidence yet")  # no lift beside it, as the row
+        tip = f"{marked(exp.id)} ({status_label(exp, ev)}): {measured}: {lesson_marked(exp)}"
         parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
                      f'><title>{escape(tip)}</title>')
         parts.append(f'<text x="4" y="{y + 4}">{escape(label_marked(exp, _LABEL_CHARS))}</text>')

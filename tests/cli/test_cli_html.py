@@ -168,3 +168,16 @@ def test_every_out_option_takes_its_short_form(run_cli, tmp_path):
         assert out.returncode == 0, (command, out.stderr)
         assert (tmp_path / target).stat().st_size > 0, command
         assert "-o FILE" in run_cli(command, "--help").stdout.replace(".html", "").replace("REPORT.json", "FILE")
+
+
+def test_a_lesson_with_no_evidence_has_no_lift_in_its_tooltip() -> None:
+    # Its row reads "no evidence yet" with no lift beside it; the tooltip read "lift n/a no evidence yet".
+    from lamar import Experience
+    from lamar.cli.charts import forest_plot
+    from lamar.policy.verdicts import Evidence, Verdict
+
+    exp = Experience("a page renders blank", "check the template's escaping", id="exp_blank")
+    svg = forest_plot([(exp, Evidence(exp.id, Verdict.UNKNOWN, 0.0, float("-inf"), float("inf"), 0, 0, 0, 0, 0, 0.0))])
+    tip = re.search(r"<title>(.*?)</title>", svg)
+    assert tip and "(active, unproven): no evidence yet: When " in tip.group(1), svg
+    assert "lift" not in tip.group(1)
