@@ -254,7 +254,7 @@ class UI:
                     _reads(exp, values, scope):  # this form's own edit, sent twice (a double click, a resend)
                 return RedirectResponse(back, status_code=303)
             if values["version"] not in ("", str(exp.version)):  # another tab or process edited it meanwhile
-                raise ValueError(f"the lesson was edited since this form was opened: it now reads as shown above "
+                raise ValueError(f"the lesson was edited since this form was opened: it now reads as shown below "
                                  f"(version {exp.version}); check your text against it, then review again")
             if form.get("confirm") != "yes":
                 new = normalized(Experience(values["precondition"], values["action"], values["rationale"],

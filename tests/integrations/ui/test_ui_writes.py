@@ -123,7 +123,9 @@ def test_an_edit_from_a_form_opened_before_another_edit_is_refused(store: Path) 
         review = html.unescape(_get(url, f"/lessons/{exp_id}/edit", mine))
         confirmed = html.unescape(_get(url, f"/lessons/{exp_id}/edit", {**mine, "confirm": "yes"}))
     for page in (review, confirmed):
-        assert "the lesson was edited since this form was opened: it now reads as shown above (version 2)" in page
+        # The newer text is shown under the refusal, between it and the form: "above" sent the eye to the title.
+        assert "the lesson was edited since this form was opened: it now reads as shown below (version 2)" in page
+        assert page.index('class="error"') < page.index('<p class="lesson-text">') < page.index("<form")
         assert 'value="delete the build folder"' in page  # the user's text is kept, to be checked and sent again
         assert 'name="version" value="2"' in page
     with Lamar(str(store)) as lam:
