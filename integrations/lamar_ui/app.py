@@ -179,7 +179,7 @@ class UI:
         `X/retire` would open lesson X's retire page.
         """
         parts = segments(request)[2:]
-        if len(parts) == 1 and request.method == "GET":
+        if len(parts) == 1 and parts[0] and request.method == "GET":
             return await self.lesson(parts[0])
         if len(parts) == 2 and parts[1] == "edit":
             return await self.edit(request, parts[0])

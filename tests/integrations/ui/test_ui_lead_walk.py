@@ -92,6 +92,9 @@ def test_a_lesson_id_the_store_lacks_says_where_the_lessons_are(tmp_path: Path) 
             assert caught.value.code == 404
             assert "no lesson 'exp_0000000000000000' in this store" in said, said[-600:]
             assert "the lessons page lists every lesson" in said and "Lamar.experiences()" not in said
+        with pytest.raises(urllib.error.HTTPError) as caught:  # no id at all: no lesson '' to look for
+            _get(url, "/lessons/")
+        assert caught.value.code == 404 and "no such page: /lessons/ID" in html.unescape(caught.value.read().decode())
 
 
 def test_on_a_phone_a_table_keeps_its_words_whole_and_scrolls_in_its_box(tmp_path: Path) -> None:
