@@ -138,7 +138,9 @@ class LamarPostprocessor(BaseNodePostprocessor):
             lessons, others = self._split(nodes)
             recall = None
             if lessons:
-                recall = self.lamar.recall(self.context_for(query_bundle), k=self.top_n, candidates=list(lessons))
+                if (ctx := self._query_context(query_bundle)) is None:
+                    return self._unranked(nodes)
+                recall = self.lamar.recall(ctx, k=self.top_n, candidates=list(lessons))
         except StoreError as exc:
             return self._unranked(nodes, exc)
         return self._finish(lessons, others, recall)
@@ -151,8 +153,9 @@ class LamarPostprocessor(BaseNodePostprocessor):
             lessons, others = await asyncio.to_thread(self._split, nodes)
             recall = None
             if lessons:
-                recall = await self.lamar.arecall(self.context_for(query_bundle), k=self.top_n,
-                                                  candidates=list(lessons))
+                if (ctx := self._query_context(query_bundle)) is None:
+                    return self._unranked(nodes)
+                recall = await self.lamar.arecall(ctx, k=self.top_n, candidates=list(lessons))
         except StoreError as exc:
             return self._unranked(nodes, exc)
         return self._finish(lessons, others, recall)
@@ -179,10 +182,21 @@ class LamarPostprocessor(BaseNodePostprocessor):
                 lessons[exp_id] = item
         return lessons, others
 
-    def _unranked(self, nodes: list[NodeWithScore], exc: StoreError) -> list[NodeWithScore]:
-        """Fail open: a store that cannot be read or written costs the query its re-ranking,
-        never the query. The nodes go on as the retriever ranked them."""
-        log.warning("Lamar could not re-rank (the query goes on with the retriever's order): %s", exc)
+    def _query_context(self, query_bundle: QueryBundle | None) -> dict[str, str] | None:
+        """The query's context; None, with a warning, when the app's function raised or returned no
+        mapping of strings: it runs inside the query engine, whose query must not fail for it."""
+        try:
+            return check_context(self.context_for(query_bundle))
+        except Exception as exc:  # noqa: BLE001 - the user's function, inside the user's query: fail open
+            log.warning("Lamar's context function failed with %s: %s (the query goes on with the retriever's "
+                        "order)", type(exc).__name__, exc)
+            return None
+
+    def _unranked(self, nodes: list[NodeWithScore], exc: StoreError | None = None) -> list[NodeWithScore]:
+        """Fail open: a store that cannot be read or written, or a context function that failed (said
+        already), costs the query its re-ranking, never the query. The nodes go on as the retriever ranked them."""
+        if exc is not None:
+            log.warning("Lamar could not re-rank (the query goes on with the retriever's order): %s", exc)
         self._last_episode_id = None
         dispatcher.event(ReRankEndEvent(nodes=nodes))
         return nodes

@@ -190,7 +190,7 @@ def test_context_static_callable_and_merged() -> None:
 
     broken = LamarPostprocessor(lam, context=lambda bundle: {"attempt": 3})
     with pytest.raises(InvalidContext):
-        broken.postprocess_nodes(nodes, query_str="x")
+        broken.context_for(QueryBundle(query_str="x"))  # said when asked; inside a query it fails open
 
 
 def test_announces_itself_as_a_reranker_to_instrumentation() -> None:
@@ -373,3 +373,29 @@ def test_bad_arguments_to_the_llamaindex_pieces_are_lamar_errors() -> None:
         with pytest.raises(LamarError):
             call()
     assert lam.stats()["episodes"] == 0
+
+
+def _context_service_down(bundle: QueryBundle) -> dict[str, str]:
+    raise RuntimeError("the context service is down")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("broken", [{"context": _context_service_down},
+                                    {"context": {"project": "shop"}, "context_fn": _context_service_down},
+                                    {"context": lambda bundle: None},
+                                    {"context": lambda bundle: {"attempt": 3}}])
+def test_a_context_function_that_fails_costs_the_reranking_not_the_query(
+        tmp_path, mode: str, broken: dict, caplog) -> None:
+    # The function runs inside the query engine's postprocessing: raising there failed the user's query,
+    # while the memory block and the stores' failures go on without lessons.
+    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+    lam.add(Experience("the build fails with error E1", "apply fix number 1", scope=Scope(project="shop")))
+    index = VectorStoreIndex([*lessons_to_nodes(lam), TextNode(text="Shop guide")])
+    post = LamarPostprocessor(lam, top_n=1, **broken)
+    engine = index.as_query_engine(llm=MockLLM(), similarity_top_k=2, node_postprocessors=[post])
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.postprocessor"):
+        response = engine.query(QUERY) if mode == "sync" else asyncio.run(engine.aquery(QUERY))
+    assert "Shop guide" in str(response) and len(response.source_nodes) == 2
+    assert post.last_episode_id is None and lam.stats()["episodes"] == 0
+    (record,) = [r for r in caplog.records if r.name == "lamar_llamaindex.postprocessor"]
+    assert "context function" in record.getMessage() and "retriever's order" in record.getMessage()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from llama_index.core import VectorStoreIndex
+from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.llms import MockLLM
 
-from lamar import Experience, InvalidContext, Lamar, Scope, Signal
+from lamar import Experience, Lamar, Scope, Signal
 from lamar.sleep.traces import TraceWriter, load_traces
 from lamar_llamaindex import LamarPostprocessor, LamarTraceHandler, lessons_to_nodes, report_response
 
@@ -83,18 +87,31 @@ def test_a_streaming_answer_is_left_for_the_caller(handler: LamarTraceHandler, t
     assert "apply fix" in text  # the stream was still whole for the caller
 
 
-def test_a_failing_query_is_traced_with_its_error(handler: LamarTraceHandler, traces_path: Path) -> None:
-    lam, _, _ = build()
-    broken = LamarPostprocessor(lam, context=lambda bundle: {"attempt": 3})  # not a string: rejected
-    query_engine = VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(node_postprocessors=[broken])
+class DownLLM(MockLLM):
+    """A model that fails: with `error`, or, awaited, waits in the call until the test cancels it."""
 
-    with pytest.raises(InvalidContext):
+    _error: Exception = PrivateAttr(default_factory=lambda: ConnectionError("the model is down"))
+    _entered: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise self._error
+
+    async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        self._entered.set()
+        await asyncio.Event().wait()  # never set: the caller's cancel ends it
+
+
+def test_a_failing_query_is_traced_with_its_error(handler: LamarTraceHandler, traces_path: Path) -> None:
+    lam, post, _ = build()
+    query_engine = VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(llm=DownLLM(), node_postprocessors=[post])
+
+    with pytest.raises(ConnectionError):
         query_engine.query("anything")
 
     (trace,) = load_traces(traces_path)
-    assert len(trace.tool_errors) == 1 and "'attempt' must be a string" in trace.tool_errors[0]
-    assert trace.input == "anything" and trace.output == "" and trace.episode_id is None
-    assert trace.context == {"app": "helpdesk"}
+    assert trace.tool_errors == ("the model is down",)
+    assert trace.input == "anything" and trace.output == "" and trace.episode_id == post.last_episode_id
+    assert trace.context == {"app": "helpdesk", **CONTEXT}
 
 
 def test_a_trace_file_that_cannot_be_written_costs_one_warning_line_not_the_query(tmp_path: Path, caplog) -> None:
