@@ -18,7 +18,7 @@ from llama_index.core.storage.chat_store.base_db import MessageStatus
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context
 
-from lamar import InvalidArgument, Recall, StoreError
+from lamar import DuplicateReport, InvalidArgument, Recall, StoreError, UnknownEpisode
 from lamar.experience import check_context, fit_context
 from lamar.signals import (
     TOOL_EPISODE,
@@ -182,6 +182,8 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             except StoreError as exc:
                 _log_lost_report(checked.episode_id, exc)
                 raise
+            except (DuplicateReport, UnknownEpisode) as exc:  # the model's mistake: said in the tool's terms
+                raise _not_recorded(exc) from exc
             return tool_recorded(checked.outcome, checked.episode_id)
 
         async def areport_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
@@ -195,6 +197,8 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             except StoreError as exc:
                 _log_lost_report(checked.episode_id, exc)
                 raise
+            except (DuplicateReport, UnknownEpisode) as exc:  # the model's mistake: said in the tool's terms
+                raise _not_recorded(exc) from exc
             return tool_recorded(checked.outcome, checked.episode_id)
 
         report_outcome.__name__ = report_outcome.__qualname__ = f"{prefix}_report_outcome"
@@ -271,6 +275,17 @@ def _log_lost_report(episode_id: str, exc: StoreError) -> None:
     """The agent reads the store's error as the tool's and goes on; the app's log must show it too,
     or a store gone away goes unnoticed while every report the agent makes is lost."""
     log.warning("Lamar could not record the outcome of episode %s (the agent goes on): %s", episode_id, exc)
+
+
+def _not_recorded(exc: DuplicateReport | UnknownEpisode) -> DuplicateReport | UnknownEpisode:
+    """A refused report in words the model can act on, still the error a Python caller catches: the engine's
+    advice names the Python API's options (`replace=True`, which the tool does not take, and must not: a model
+    would use it to change the user's verdict; `recall()`, which the model never called)."""
+    said = str(exc).removesuffix(exc.advice)
+    if isinstance(exc, DuplicateReport):
+        stands = "; an episode is reported once and the first report stands" if exc.advice else ""
+        return DuplicateReport(said + stands)  # no advice: a compacted outcome, final for anyone
+    return UnknownEpisode(f"{said}: pass the episode id that the search tool returned for this task")
 
 
 def _report_arguments(episode_id: Any, outcome: Any, evidence: Any) -> ReportOutcome:

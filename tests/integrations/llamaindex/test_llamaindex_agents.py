@@ -153,6 +153,32 @@ async def test_a_bad_report_call_is_a_lamar_error_that_names_what_to_pass() -> N
     assert lam.episode(episode_id).signal is None  # nothing was reported
 
 
+async def test_a_report_the_store_refuses_tells_the_model_what_it_can_do_not_the_python_api(tmp_path) -> None:
+    """A second report of an episode (the block's `outcome=` or the app reported it first) told the agent to
+    "pass replace=True", which the tool does not take, and must not: a model would change the user's verdict."""
+    from lamar import DuplicateReport, UnknownEpisode
+
+    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+    lam.add(Experience("the build fails", "clear the cache"))
+    search, report = create_lamar_tools(lam, report=True)
+    episode_id = search.call(query="build").raw_output.metadata["episode_id"]
+    lam.report(episode_id, Signal.ACCEPTED)  # the app, first
+    script = Script(call("lamar_report_outcome", episode_id=episode_id, outcome="reverted", evidence="user: undo"),
+                    call("lamar_report_outcome", episode_id="ep_0123456789abcdef", outcome="reverted",
+                         evidence="user: undo"), "Noted.")
+    result = await FunctionAgent(tools=[search, report], llm=script.llm()).run(user_msg="undo it")
+    twice, unknown = (c.tool_output for c in result.tool_calls)
+    assert twice.is_error and "already reported (accepted)" in twice.content
+    assert "the first report stands" in twice.content and "replace" not in twice.content
+    assert unknown.is_error and "ep_0123456789abcdef" in unknown.content
+    assert "pass the episode id that the search tool returned" in unknown.content and "recall()" not in unknown.content
+    assert lam.episode(episode_id).signal == "accepted"
+    with pytest.raises(DuplicateReport, match="the first report stands"):  # still the error a Python caller catches
+        report.call(episode_id=episode_id, outcome="shipped", evidence="user: thanks")
+    with pytest.raises(UnknownEpisode, match="search tool returned"):
+        await report.acall(episode_id="ep_0123456789abcdef", outcome="shipped", evidence="user: thanks")
+
+
 async def test_the_report_tool_reads_an_outcome_as_its_description_spells_it() -> None:
     """The outcome's description says "re-asked the same thing", and a model copies it: the tool refused
     're-asked' (and 'Shipped'), which every other entry point reads as the signal."""
