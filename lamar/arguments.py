@@ -284,12 +284,14 @@ def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None =
     """The refusal of an id the store has no episode or lesson (`kind`) by, ending with `advice` (for a lesson,
     how to list the ids when None); `held_as`: the kind of id the store does hold it as, which it names, since a
     recall hands over both kinds and one is passed for the other; `what`: the word for it, as the front says it.
-    A Recall or an Experience passed is told its id."""
+    A Recall, a PendingEpisode or an Experience passed is told its id."""
     from lamar.experience import Experience
     from lamar.recall import Recall
 
-    if kind is UnknownEpisode and isinstance(value, Recall):
-        return kind(f"pass the Recall's episode_id ({echoed(value.episode_id)}), not the Recall itself")
+    # A Recall, or a PendingEpisode from `lam.pending()` that a script settles: passed whole for its id.
+    if kind is UnknownEpisode and not isinstance(value, str) and isinstance(getattr(value, "episode_id", None), str):
+        name = type(value).__name__
+        return kind(f"pass the {name}'s episode_id ({echoed(value.episode_id)}), not the {name} itself")
     # A LangGraph graph's state or an agent's result holds the episode under this key (the integrations'
     # recall node and middleware put it there): it is passed whole as readily as a Recall is.
     if kind is UnknownEpisode and isinstance(value, Mapping) and isinstance(value.get("lamar_episode_id"), str):

@@ -429,6 +429,10 @@ def test_passing_the_recall_or_the_lesson_for_its_id_names_the_id_to_pass() -> N
                  lambda: lam.history(lesson)):  # type: ignore[arg-type]
         with pytest.raises(UnknownExperience, match=f"pass the lesson's id \\('{eid}'\\)"):
             call()
+    (pending,) = lam.pending()  # what a script settling its pending episodes holds
+    for call in (lambda: lam.report(pending, Signal.SHIPPED), lambda: lam.episode(pending)):  # type: ignore[arg-type]
+        with pytest.raises(UnknownEpisode, match=f"pass the PendingEpisode's episode_id \\('{rec.episode_id}'\\)"):
+            call()
     lam.report(rec.episode_id, Signal.SHIPPED)
     assert lam.get(eid).status is Status.ACTIVE and lam.stats()["reports"] == 1
 

@@ -163,7 +163,9 @@ def _flatten(source: Any) -> Iterator[str | BaseNode | NodeWithScore]:
     elif isinstance(source, Iterable):
         for item in source:
             if not isinstance(item, (str, BaseNode, NodeWithScore)):
-                raise InvalidArgument(f"expected episode ids or nodes; got {type(item).__name__}")
+                held = getattr(item, "episode_id", None)  # lam.pending()'s PendingEpisode, a Recall
+                hint = f" (pass its episode_id, {held!r})" if isinstance(held, str) else ""
+                raise InvalidArgument(f"expected episode ids or nodes; got {type(item).__name__}{hint}")
             yield item
     else:
         raise InvalidArgument(

@@ -373,6 +373,10 @@ def test_bad_arguments_to_the_llamaindex_pieces_are_lamar_errors() -> None:
         with pytest.raises(LamarError):
             call()
     assert lam.stats()["episodes"] == 0
+    lam.recall({"project": "shop"})
+    (pending,) = lam.pending()  # a script settling what is pending passes these whole
+    with pytest.raises(LamarError, match=f"got PendingEpisode \\(pass its episode_id, '{pending.episode_id}'\\)"):
+        report_response(lam, lam.pending(), Signal.ACCEPTED)
 
 
 def _context_service_down(bundle: QueryBundle) -> dict[str, str]:
