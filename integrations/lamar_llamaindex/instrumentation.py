@@ -99,6 +99,7 @@ class LamarTraceHandler(BaseEventHandler):
     _pending: OrderedDict[str, _Pending] = PrivateAttr(default_factory=OrderedDict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _spans: _SpanListener = PrivateAttr()
+    _span_targets: list[Dispatcher] = PrivateAttr(default_factory=list)  # where register() put the span listener
 
     def __init__(self, traces: str | os.PathLike[str] | TraceWriter,
                  context: Mapping[str, str] | Callable[[QueryBundle], Mapping[str, str]] | None = None,
@@ -125,6 +126,8 @@ class LamarTraceHandler(BaseEventHandler):
             target.add_event_handler(self)
         if not any(h is self._spans for h in target.span_handlers):
             target.add_span_handler(self._spans)
+        if not any(t is target for t in self._span_targets):
+            self._span_targets.append(target)
         return self
 
     def unregister(self, dispatcher: Dispatcher | None = None) -> None:
@@ -133,6 +136,7 @@ class LamarTraceHandler(BaseEventHandler):
         # By identity: pydantic equality would also match another handler with equal fields.
         target.event_handlers = [h for h in target.event_handlers if h is not self]
         target.span_handlers = [h for h in target.span_handlers if h is not self._spans]
+        self._span_targets = [t for t in self._span_targets if t is not target]
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         """Dispatch entry point; errors are logged, never raised into the user's query."""
@@ -142,7 +146,9 @@ class LamarTraceHandler(BaseEventHandler):
         elif isinstance(event, QueryEndEvent):
             self._safely(event, "query", lambda: self._end(event.span_id, response=event.response))
         elif isinstance(event, SpanDropEvent):
-            self._safely(event, "call", lambda: self._end(event.span_id, error=event.err_str))
+            if not event.err_str and self._span_targets:
+                return  # an error with no text (a CancelledError): the span's drop, heard next, has its type
+            self._safely(event, "call", lambda: self._end(event.span_id, error=event.err_str or "failed"))
 
     def _safely(self, what: Any, goes_on: str, record: Callable[[], None]) -> None:
         name = what if isinstance(what, str) else a_or_an(type(what).__name__)
@@ -249,7 +255,12 @@ class _SpanListener(NullSpanHandler):
         pending = self._owner._pending.get(id_)
         if pending is not None:
             self._owner._safely(f"the failure of {_name(id_)}", pending.kind,
-                                lambda: self._owner._end(id_, error=str(err) if err is not None else "failed"))
+                                lambda: self._owner._end(id_, error=_said(err)))
+
+
+def _said(err: BaseException | None) -> str:
+    """The trace's text of an error: its message, or its type where it has none (a cancelled call)."""
+    return "failed" if err is None else str(err) or type(err).__name__
 
 
 def _name(span_id: str) -> str:

@@ -114,6 +114,29 @@ def test_a_failing_query_is_traced_with_its_error(handler: LamarTraceHandler, tr
     assert trace.context == {"app": "helpdesk", **CONTEXT}
 
 
+def test_an_error_without_a_message_is_traced_by_its_type(handler: LamarTraceHandler, traces_path: Path) -> None:
+    # A cancelled call (a timeout, task.cancel()) fails with a CancelledError, whose text is empty: the
+    # trace said its error was "", which reads as no error at all.
+    lam, post, _ = build()
+    index = VectorStoreIndex(lessons_to_nodes(lam))
+    silent = DownLLM()
+    silent._error = ConnectionError()
+    with pytest.raises(ConnectionError):
+        index.as_query_engine(llm=silent, node_postprocessors=[post]).query("sync")
+
+    async def cancelled() -> None:
+        model = DownLLM()
+        task = asyncio.create_task(index.as_query_engine(llm=model, node_postprocessors=[post]).aquery("async"))
+        await model._entered.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    assert [(t.input, t.tool_errors) for t in load_traces(traces_path)] == [
+        ("sync", ("ConnectionError",)), ("async", ("CancelledError",))]
+
+
 def test_a_trace_file_that_cannot_be_written_costs_one_warning_line_not_the_query(tmp_path: Path, caplog) -> None:
     lam, _, query_engine = build()
     handler = LamarTraceHandler(tmp_path).register()  # a folder, not a file: every write fails
