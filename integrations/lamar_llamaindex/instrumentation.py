@@ -217,11 +217,23 @@ class LamarTraceHandler(BaseEventHandler):
         self.traces.write(trace)
 
     def _context(self, pending: _Pending, episodes: list[str]) -> dict[str, str]:
-        fields = self.context(pending.bundle) if callable(self.context) else (self.context or {})
-        merged = dict(fields)
+        merged = dict(self._fields(pending.bundle))
         for episode in episodes:
             merged.update(pending.log.contexts.get(episode, {}))
         return merged
+
+
+    def _fields(self, bundle: QueryBundle) -> Mapping[str, str]:
+        """The handler's own context fields; none, with a warning, when the app's function raised or returned
+        no mapping of strings: it runs inside the instrumentation's callback, and the trace is still worth having."""
+        if not callable(self.context):
+            return self.context or {}
+        try:
+            return check_context(self.context(bundle), capped=False)  # long values: clipped by the writer
+        except Exception as exc:  # noqa: BLE001 - the user's function, inside the user's call: fail open
+            logger.warning("LamarTraceHandler's context function failed with %s: %s (the trace is written "
+                           "without its fields)", type(exc).__name__, exc)
+            return {}
 
 
 class _SpanListener(NullSpanHandler):

@@ -194,6 +194,30 @@ def test_a_context_that_is_no_mapping_is_the_invalid_context_every_piece_raises(
     assert not traces_path.exists()
 
 
+def _context_service_down(bundle: object) -> dict[str, str]:
+    raise RuntimeError("the context service is down")
+
+
+@pytest.mark.parametrize("context", [_context_service_down, lambda bundle: None, lambda bundle: {"attempt": 3}])
+def test_a_context_function_that_fails_costs_the_traces_fields_not_the_trace(
+        traces_path: Path, context: object, caplog) -> None:
+    # The function runs inside the instrumentation's callback: it cost the whole trace, with a traceback
+    # logged at every query, where a trace file that cannot be written costs one warning line.
+    _, post, query_engine = build()
+    handler = LamarTraceHandler(traces_path, context=context).register()  # type: ignore[arg-type]
+    try:
+        with caplog.at_level("WARNING", logger="lamar_llamaindex.instrumentation"):
+            response = query_engine.query("the Gradle build fails")  # type: ignore[attr-defined]
+    finally:
+        handler.unregister()
+    (trace,) = load_traces(traces_path)
+    assert trace.episode_id == post.last_episode_id and trace.output == str(response)
+    assert trace.context == CONTEXT  # the recall's own fields: the function's are left out
+    (record,) = [r for r in caplog.records if r.name == "lamar_llamaindex.instrumentation"]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert "context function" in record.getMessage() and "without its fields" in record.getMessage()
+
+
 def test_a_handler_registered_twice_writes_one_trace_and_leaves_no_log_open(traces_path: Path) -> None:
     """Registered twice (``register()`` again, or ``add_event_handler`` by hand), the handler hears
     each event twice; the second start must not open a second episode log, which no end would
