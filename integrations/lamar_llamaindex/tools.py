@@ -37,7 +37,8 @@ from lamar_llamaindex.nodes import EPISODE_ID, engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
-NO_LESSONS = "no lessons this time (go on without them): Lamar could not use its store"
+GO_ON = "no lessons this time (go on without them)"
+NO_LESSONS = f"{GO_ON}: Lamar could not use its store"
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -107,18 +108,29 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         return Document(text=text, metadata={EPISODE_ID: rec.episode_id, "experience_ids": rec.ids,
                                              "context": dict(rec.context)})
 
-    # Fail open: a store that cannot be read or written (read-only, locked) costs the agent its
-    # lessons, never its run; the text tells the model to go on, and no episode means no report.
-    def without_lessons(exc: StoreError, ctx: dict[str, str]) -> Document:
-        log.warning("Lamar could not search its lessons (the agent goes on without them): %s", exc)
-        return Document(text=f"{NO_LESSONS}: {exc}; no episode was logged, so there is none to report.",
+    # Fail open: a store that cannot be read or written (read-only, locked), or the app's context function
+    # failing, costs the agent its lessons, never its run; the text tells the model to go on, and no
+    # episode means no report.
+    def without_lessons(exc: Exception, ctx: dict[str, str]) -> Document:
+        if isinstance(exc, StoreError):
+            log.warning("Lamar could not search its lessons (the agent goes on without them): %s", exc)
+            said = f"{NO_LESSONS}: {exc}"
+        else:
+            log.warning("Lamar's context function failed with %s: %s (the agent goes on without lessons)",
+                        type(exc).__name__, exc)
+            said = f"{GO_ON}: the application could not say the task's context"
+        return Document(text=f"{said}; no episode was logged, so there is none to report.",
                         metadata={"experience_ids": [], "context": ctx})
 
-    def recaller(query: str) -> tuple[Callable[[], Recall | None], list[tuple[StoreError, dict[str, str]]]]:
-        failed: list[tuple[StoreError, dict[str, str]]] = []
+    def recaller(query: str) -> tuple[Callable[[], Recall | None], list[tuple[Exception, dict[str, str]]]]:
+        failed: list[tuple[Exception, dict[str, str]]] = []
 
         def fresh() -> Recall | None:
-            fields = resolve(query)
+            try:
+                fields = resolve(query)
+            except Exception as exc:  # noqa: BLE001 - the app's function, inside the agent's tool call
+                failed.append((exc, {}))
+                return None
             try:
                 rec: Recall = lamar.recall(fields, k=k)
             except StoreError as exc:
@@ -141,7 +153,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
     async def asearch(query: str, ctx: Context | None = None) -> Document:
         turn = await _memory_turn(ctx or _step_context(), lamar)
         if turn is None:
-            fields = resolve(query)
+            try:
+                fields = resolve(query)
+            except Exception as exc:  # noqa: BLE001 - the app's function, inside the agent's tool call
+                return without_lessons(exc, {})
             try:
                 rec = await lamar.arecall(fields, k=k)
             except StoreError as exc:

@@ -446,6 +446,38 @@ async def test_a_search_on_a_store_that_cannot_be_written_tells_the_model_to_go_
     assert lam.stats()["episodes"] == 0
 
 
+def _context_service_down(query: str) -> dict[str, str]:
+    raise RuntimeError("the context service is down")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "with the block"])
+@pytest.mark.parametrize("context", [_context_service_down, lambda query: None])
+async def test_a_search_whose_context_function_fails_tells_the_model_to_go_on(
+        tmp_path: Any, mode: str, context: Any, caplog: Any) -> None:
+    # The app's function runs inside the agent's tool call: its error reached the model as the tool's,
+    # where a store that fails tells the model to go on without lessons.
+    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+    lam.add(Experience("the build fails", "clear the cache"))
+    (search,) = create_lamar_tools(lam, context=context)
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.tools"):
+        if mode == "sync":
+            output = search.call(query="the build fails")
+        else:
+            script = Script(call("lamar_search_lessons", query="the build fails"), "Fixed it without lessons.")
+            memory = Memory.from_defaults(session_id="s1", memory_blocks=[LamarMemoryBlock(lam, context={})])
+            result = await FunctionAgent(tools=[search], llm=script.llm()).run(
+                user_msg="fix the build", memory=memory if mode == "with the block" else None)
+            assert str(result.response.content) == "Fixed it without lessons."
+            (tool_call,) = result.tool_calls
+            output = tool_call.tool_output
+    if mode == "with the block":  # the block recalled first: the search joins its turn
+        assert not output.is_error and lam.stats()["episodes"] == 1
+        return
+    assert not output.is_error and output.content.startswith("no lessons this time (go on without them)")
+    assert "episode_id" not in output.raw_output.metadata and lam.stats()["episodes"] == 0
+    assert any("context function" in r.getMessage() for r in caplog.records if r.name == "lamar_llamaindex.tools")
+
+
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_a_report_on_a_store_gone_away_is_the_tools_error_and_one_warning(
