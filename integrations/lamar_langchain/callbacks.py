@@ -27,7 +27,7 @@ from lamar_langchain.langsmith_feedback import mirror_outcome
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, handler_key, report_one, run_key, run_name
 from lamar_langchain.stream_close import closed_early
 from lamar_langchain.trace_text import episodes_in, output_text
-from lamar_langchain.trace_writes import log_failure, trace_of, write_held_when_dropped
+from lamar_langchain.trace_writes import log_failure, trace_of, warn_failed, write_held_when_dropped
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
 log = logging.getLogger(__name__)
@@ -393,10 +393,10 @@ class LamarCallbackHandler(GraphEvents):
         except RuntimeError:
             try:
                 work(*args)
-            except Exception:  # fail open, as on the worker thread: the run's bookkeeping goes on
+            except Exception as exc:  # fail open, as on the worker thread: the run's bookkeeping goes on
                 if self.raise_error:
                     raise
-                log.warning("Lamar's callback handler failed to write", exc_info=True)
+                warn_failed(exc)
             return
         with self._lock:  # as in _drain: queued before a close can shut this worker
             if self._io is None:

@@ -10,7 +10,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from lamar import StoreError, UnknownEpisode
+from lamar import LamarError, StoreError, UnknownEpisode
 
 if TYPE_CHECKING:
     from lamar.sleep.traces import Trace, TraceWriter
@@ -58,4 +58,14 @@ def _write_held(lamar: Any, runs: dict[UUID, RunRecord], writer: TraceWriter, lo
 
 def log_failure(future: concurrent.futures.Future[None]) -> None:
     if future.exception() is not None:
-        log.warning("Lamar's callback handler failed to write", exc_info=future.exception())
+        warn_failed(future.exception())
+
+
+def warn_failed(exc: BaseException | None) -> None:
+    """The warning for a write of the handler's that failed: Lamar's own refusal (a store or trace file that
+    cannot be written, a lock held too long) in one line that says what to do, anything else with its traceback."""
+    if isinstance(exc, LamarError):
+        log.warning("Lamar's callback handler could not write (the run went on; its trace is still in "
+                    "handler.traces()): %s", exc)
+    else:
+        log.warning("Lamar's callback handler failed to write", exc_info=exc)

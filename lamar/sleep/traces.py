@@ -428,7 +428,10 @@ class TraceWriter:
                 raise StoreError(f"cannot append a trace to {self._file}: it is a symbolic link, put there after "
                                  "this writer was made, which it never writes through; nothing was written: remove "
                                  "it, or make a writer for the path the link names") from exc
-            raise StoreError(f"cannot append a trace to {self.path}: {exc.strerror or exc}") from exc
+            from lamar.store.files import refusal_advice
+
+            raise StoreError(f"cannot append a trace to {self.path}: {exc.strerror or exc}; nothing was written"
+                             f"{refusal_advice(self.path, exc)}") from exc
         return record
 
     def _locked(self) -> BinaryIO:

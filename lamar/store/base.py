@@ -19,6 +19,8 @@ ERASE_AGAIN = "erase again"
 ERASE_AFTER = "then erase it again"  # after what must change first, which the message names
 # A read-only store's advice, inside the messages of the refusals that wrap it; the MCP server cuts it by this value.
 WRITABLE_COPY = "open a writable copy to change it"
+# A full disk's advice, inside the messages of the refusals of a write the disk (or the file size limit) could not take.
+FULL_DISK = "free some space on its disk, then try again"
 
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.

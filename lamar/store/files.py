@@ -144,18 +144,27 @@ _LINK = (errno.ELOOP, errno.EMLINK)
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
-def _advice(path: Path, exc: OSError) -> str:
-    if exc.errno in _READ_ONLY:
-        from lamar.store.base import WRITABLE_COPY
+# The refusals a full disk, a full quota or the file size limit gives a writer.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
+
+def refusal_advice(path: Path, exc: OSError) -> str:
+    """What to do about the write to `path` refused with `exc` ("; ..."): for a read-only file, folder or mount, or a
+    full disk; "" for any other refusal."""
+    from lamar.store.base import FULL_DISK, WRITABLE_COPY
+
+    if exc.errno in _READ_ONLY:
         return f"; {path} cannot be written (read-only file, folder or mount); {WRITABLE_COPY}"
+    if exc.errno in _FULL:
+        return f"; {FULL_DISK}"
     return ""
 
 
 def write_failed(path: Path, exc: OSError) -> str:
     """What a JSON store says when a write to `path` failed with `exc`: the cause, that the file
-    holds what it held, and for a read-only file, folder or mount what to do."""
-    return f"could not write {path}: {exc.strerror or exc}; its previous contents are intact{_advice(path, exc)}"
+    holds what it held, and for a read-only file, folder or mount, or a full disk, what to do."""
+    return (f"could not write {path}: {exc.strerror or exc}; its previous contents are intact"
+            f"{refusal_advice(path, exc)}")
 
 
 def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
@@ -168,7 +177,7 @@ def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
     if what:
         return (f"cannot lock {path}: its lock {lock} is {what}, not a file; nothing was written: move {lock} "
                 "away, and the next write makes the lock anew")
-    return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{_advice(path, exc)}"
+    return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{refusal_advice(path, exc)}"
 
 
 def create_like(new: Path, path: Path) -> int:

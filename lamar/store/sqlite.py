@@ -238,7 +238,7 @@ class SqliteStore:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise StoreError(f"could not write {self.path}: {exc}; nothing of this write was kept"
-                                 f"{sqlite_checks.read_only_advice(self.path, exc)}") from exc
+                                 f"{sqlite_checks.write_advice(self.path, exc)}") from exc
 
     def rewrite(self, through: int, snapshot: Event) -> bool:
         row = ("snapshot", None, snapshot.time, snapshot.data_json())
@@ -266,7 +266,7 @@ class SqliteStore:
                     self._db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(f"could not rewrite {self.path}: {exc}; the log is unchanged"
-                                     f"{sqlite_checks.read_only_advice(self.path, exc)}") from exc
+                                     f"{sqlite_checks.write_advice(self.path, exc)}") from exc
                 raise
             # Fold the WAL (now as large as the rewrite) into the file and truncate it. Busy
             # readers would make that wait, so give up after a moment: it is only disk space.

@@ -144,12 +144,17 @@ def unwritable(path: Path) -> str:
     return f"{path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
 
 
-def read_only_advice(path: Path, exc: sqlite3.Error) -> str:
-    """What to do when SQLite refused a write as read-only: it opens a file this process may not write
-    (in a folder it may) read-only without a word, so only a write finds out; "" for any other failure."""
-    if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
-        return ""
-    return f"; {unwritable(path)}"
+def write_advice(path: Path, exc: sqlite3.Error) -> str:
+    """What to do when SQLite refused a write as read-only (it opens a file this process may not write, in a
+    folder it may, read-only without a word, so only a write finds out) or as a full disk; "" for any other."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_READONLY:
+        return f"; {unwritable(path)}"
+    if code == sqlite3.SQLITE_FULL:
+        return f"; {base.FULL_DISK}"
+    if code == sqlite3.SQLITE_IOERR:  # what SQLite calls a write past the file size limit (EFBIG), among others
+        return f"; if its disk is full (or the file is over this process's size limit): {base.FULL_DISK}"
+    return ""
 
 
 # The Python API's advice, carried as the refusal's `advice`: the command line, which has no timeout to pass,
@@ -221,4 +226,4 @@ def write_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return advised(StoreError, f"cannot write {path}: another connection holds its lock ({exc}) past the "
                        f"{timeout:g} s wait; nothing was written: ", base.WRITER_AGAIN)
-    return StoreError(f"cannot write {path}: {exc}{read_only_advice(path, exc)}")
+    return StoreError(f"cannot write {path}: {exc}{write_advice(path, exc)}")

@@ -50,7 +50,7 @@ def scrub(db: sqlite3.Connection, path: Path, timeout: float, rows: list[Row]) -
                 db.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"could not scrub {path}: {exc}; the log is unchanged"
-                                 f"{sqlite_checks.read_only_advice(path, exc)}") from exc
+                                 f"{sqlite_checks.write_advice(path, exc)}") from exc
             raise
         if len(later) < len(rows) or not rows:  # an erase event's data holds no erased text: none to compact away
             _compact(db, path, timeout)
