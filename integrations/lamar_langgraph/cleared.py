@@ -15,7 +15,8 @@ def unreported(outcome: Any, still_open: list[str]) -> None:
     if outcome is None or not still_open:
         return
     warnings.warn(f"Lamar's recall node starts a new turn while the state holds the outcome {outcome!r}, which no "
-                  f"report node has reported: the new turn clears it, and episodes {', '.join(still_open)} stay "
-                  "open for the thread's next outcome (or lam.report(episode_id, signal)). For an outcome sent "
-                  "with the next message, put the report node before the recall node (START -> report -> recall "
-                  "-> ...)", UserWarning, stacklevel=3)
+                  f"report node has recorded: the new turn clears it, and episodes {', '.join(still_open)} stay "
+                  "open for the thread's next outcome (or lam.report(episode_id, signal)). A report node that ran "
+                  "and could not write the store said so in its own warning; if none runs before this one, for an "
+                  "outcome sent with the next message put the report node before the recall node (START -> report "
+                  "-> recall -> ...)", UserWarning, stacklevel=3)

@@ -15,6 +15,7 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 from lamar import CorruptStore, EventConflict, InvalidArgument, LamarError, StoreError
 from lamar.store import Event
 from lamar.store.appendable import check_appendable, storable_key
+from lamar_langgraph.backend_failure import backend_failure
 from lamar_langgraph.bakery import BakeryLock, seconds
 
 _HEAD = "head"
@@ -434,9 +435,9 @@ class LangGraphStore:
                 # thread can make a search fail with "dictionary changed size during
                 # iteration". Every operation here is idempotent, so doing it again is safe.
                 if "during iteration" not in str(exc) or attempt == _RETRIES - 1:
-                    raise StoreError(f"{self.location}: the LangGraph store failed: {exc}") from exc
+                    raise backend_failure(self.location, exc) from exc
             except Exception as exc:  # the backend's own errors (sqlite3, psycopg, ...)
-                raise StoreError(f"{self.location}: the LangGraph store failed: {exc}") from exc
+                raise backend_failure(self.location, exc) from exc
         raise AssertionError("unreachable")
 
     def _check_open(self) -> None:

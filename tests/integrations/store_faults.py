@@ -152,39 +152,43 @@ def corrupt(location: str) -> Iterator[None]:
         path.write_bytes(before)
 
 
-def killed(postgres_url: str, role: str) -> Callable[[str], Any]:
-    """A fault ending every server connection of `role` (pg_terminate_backend) as the block starts."""
+def killed(postgres_url: str, role: str = "", *, app: str = "") -> Callable[[str], Any]:
+    """A fault ending every server connection of `role`, or named `app` (pg_terminate_backend), as the block
+    starts."""
 
     @contextmanager
     def fault(location: str) -> Iterator[None]:
         import psycopg
 
+        column, value = ("usename", role) if role else ("application_name", app)
         with psycopg.connect(postgres_url, autocommit=True) as conn:
-            ended = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
-                                 (role,)).fetchall()
-        assert ended, f"no connection of {role} to end"
+            ended = conn.execute(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE {column} = %s",
+                                 (value,)).fetchall()
+        assert ended, f"no connection of {value} to end"
         yield
 
     return fault
 
 
 def survives(location: str, call: Callable[[], Any], fault: Callable[[str], Any], said: Callable[[], str], *,
-             advice: str | None, lost_ok: bool = False) -> None:
+             advice: str | None, read: Callable[[], list[Any]] | None = None) -> None:
     """`call()` (the framework's call, which uses the store) answers the same with `fault` in place as without;
-    `said()` (the warnings so far) names the store and `advice` when a write was refused (None: the fault may
-    let the writes through); after the fault, the store holds every event written before it, and takes more."""
+    `said()` (the warnings so far) gives `advice` when a write was refused (None: the fault may let the writes
+    through); after the fault, the store (read by `read`, else as `events` reads it) holds every event written
+    before it, and takes more."""
+    read = read or (lambda: events(location))
     answer = call()
-    before = events(location)
+    before = read()
     with fault(location):
         assert call() == answer
-    between = events(location)
+    between = read()
     assert between[:len(before)] == before, "an event written before the fault was lost"
     if advice is not None:
         text = said()
-        assert len(between) == len(before) or lost_ok, "the write went through the fault"
+        assert len(between) == len(before), "the write went through the fault"
         assert advice in text, text
     assert call() == answer
-    assert len(events(location)) > len(between), "the store takes no writes once the fault is gone"
+    assert len(read()) > len(between), "the store takes no writes once the fault is gone"
 
 
 # Each file store's faults (a SQLite store gets the lock and the JSON store the slow lock, since SQLite waits
