@@ -189,17 +189,23 @@ class LamarPostprocessor(BaseNodePostprocessor):
             return check_context(self.context_for(query_bundle))
         except Exception as exc:  # noqa: BLE001 - the user's function, inside the user's query: fail open
             log.warning("Lamar's context function failed with %s: %s (the query goes on with the retriever's "
-                        "order)", type(exc).__name__, exc)
+                        "first %d lessons)", type(exc).__name__, exc, self.top_n)
             return None
 
     def _unranked(self, nodes: list[NodeWithScore], exc: StoreError | None = None) -> list[NodeWithScore]:
         """Fail open: a store that cannot be read or written, or a context function that failed (said
-        already), costs the query its re-ranking, never the query. The nodes go on as the retriever ranked them."""
+        already), costs the query its re-ranking, never the query. The retriever's first `top_n` lessons
+        go on in its order, as many as a re-ranked query sends: an index retrieves many more
+        (`similarity_top_k=20`), which would otherwise all reach the prompt. The other nodes go on as
+        `passthrough` says."""
+        kept = {id(item) for item in [item for item in nodes if experience_id_of(item) is not None][:self.top_n]}
+        out = [item for item in nodes if id(item) in kept or (self.passthrough and experience_id_of(item) is None)]
         if exc is not None:
-            log.warning("Lamar could not re-rank (the query goes on with the retriever's order): %s", exc)
+            log.warning("Lamar could not re-rank (the query goes on with the retriever's first %d lessons): %s",
+                        self.top_n, exc)
         self._last_episode_id = None
-        dispatcher.event(ReRankEndEvent(nodes=nodes))
-        return nodes
+        dispatcher.event(ReRankEndEvent(nodes=out))
+        return out
 
     def _finish(self, lessons: dict[str, NodeWithScore], others: list[NodeWithScore],
                 recall: Recall | None) -> list[NodeWithScore]:

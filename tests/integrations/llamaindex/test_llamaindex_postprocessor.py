@@ -402,4 +402,4 @@ def test_a_context_function_that_fails_costs_the_reranking_not_the_query(
     assert "Shop guide" in str(response) and len(response.source_nodes) == 2
     assert post.last_episode_id is None and lam.stats()["episodes"] == 0
     (record,) = [r for r in caplog.records if r.name == "lamar_llamaindex.postprocessor"]
-    assert "context function" in record.getMessage() and "retriever's order" in record.getMessage()
+    assert "context function" in record.getMessage() and "retriever's first 1 lessons" in record.getMessage()
