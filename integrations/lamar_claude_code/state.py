@@ -143,7 +143,14 @@ def locked_state(path: Path, log: Path | None = None, *, wait: float | None = No
         try:
             yield state
         finally:
-            write_atomically(path, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+            try:
+                write_atomically(path, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+            except OSError as exc:  # a full disk, a folder made read-only: named, with what to do, not a bare errno
+                from lamar import StoreError
+                from lamar.store.files import refusal_advice
+
+                raise StoreError(f"could not save the hooks' state {path}: {exc.strerror or exc}; it keeps what it "
+                                 f"held before this event{refusal_advice(path, exc)}") from exc
             if "recalling" not in state:
                 # Only once the state that tracks the recall's episode is on disk, and under the lock:
                 # another hook's note is never taken for this one's.
