@@ -181,9 +181,7 @@ class SqliteStore:
         except CorruptStore:
             raise
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot read {self.path}: it cannot be written here, a read-only open would miss "
-                             f"committed events (in its write-ahead log {self.path}-wal, or a writer's to come), "
-                             f"and a private copy failed ({exc}); open it once where it can be written") from exc
+            raise sqlite_checks.copy_failure(self.path, exc) from exc
 
     def _read_from(self, target: str) -> None:
         """Read `target` from now on: a private copy's path, or the file itself by its `uri`; when it cannot be

@@ -144,6 +144,20 @@ def unwritable(path: Path) -> str:
     return f"{path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
 
 
+def copy_failure(path: Path, exc: OSError | sqlite3.Error) -> StoreError:
+    """The error when a store this process cannot write could not be read from a private copy either."""
+    side = getattr(exc, "filename", None)
+    if isinstance(exc, PermissionError) and side in (f"{path}-wal", f"{path}-shm"):
+        # The file itself may be fine: a side file another user's writer made, or whose mode changed since.
+        return StoreError(f"cannot read {path}: this user may not read or write its {side} ({exc.strerror}; made "
+                          "by a writer run as another user, or its mode changed since); nothing was read or written: "
+                          f"give this user read and write access to it (see `ls -l {side}`), or open the store as "
+                          "the user who owns it; never delete it, a -wal may hold commits the file lacks")
+    return StoreError(f"cannot read {path}: it cannot be written here, a read-only open would miss committed events "
+                      f"(in its write-ahead log {path}-wal, or a writer's to come), and a private copy failed ({exc}); "
+                      "open it once where it can be written")
+
+
 def write_advice(path: Path, exc: sqlite3.Error) -> str:
     """What to do when SQLite refused a write as read-only (it opens a file this process may not write, in a
     folder it may, read-only without a word, so only a write finds out) or as a full disk; "" for any other."""

@@ -104,3 +104,31 @@ def test_a_json_store_replaced_by_a_pipe_while_open_is_refused_not_waited_on(tmp
               "try:\n    lam.recall({})\nexcept StoreError as exc:\n    print(exc)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and f"{path} is not a file" in done.stdout, (done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("how", ["mode", "owner"])
+def test_a_wal_this_user_may_not_open_is_named_with_what_to_do(tmp_path: Path, how: str) -> None:
+    # A writer keeps the -wal while it runs; another user's process opening the store after its mode or owner
+    # changed gets Lamar's refusal naming the -wal and the fix, not SQLite's "unable to open" nor a copy's errno.
+    from lamar import Experience, Lamar
+    from tests.conftest import as_user
+
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path))
+    lam.add(Experience("a test flakes", "rerun it"))
+    wal = Path(f"{path}-wal")
+    assert wal.exists()
+    if how == "mode":
+        wal.chmod(0o000)
+    else:
+        os.chown(wal, 12345, 12345)
+        wal.chmod(0o600)
+    done = subprocess.run([*as_user(), sys.executable, "-m", "lamar.cli", "--store", str(path), "stats"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    said = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"may not read or write its {wal}" in said and f"ls -l {wal}" in said and "never delete it" in said, said
+    os.chown(wal, 0, 0)
+    wal.chmod(0o644)
+    lam.close()
+    assert len(events_of(path)) == 1
