@@ -41,8 +41,8 @@ class Rejection:
             (retire_dropped); None for a merge or a contradiction, which rest on their lessons' texts.
         state: a digest of the named lessons' versions (and, for the kinds judged on evidence, their
             evidence restarts) when rejected; "-" when it names none.
-        kind, lessons, reason, time: what the person saw, kept beside the record ("" and () once a
-            compaction folded its event into a checkpoint).
+        kind, lessons, reason, time: what the person saw, kept beside the record and by a checkpoint's
+            snapshot ("" and () after a checkpoint written by a Lamar that kept the record's id alone).
     """
 
     id: str
