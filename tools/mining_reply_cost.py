@@ -1,5 +1,5 @@
 """What sleep takes to check a model reply of many lessons (a server that ignores `max_tokens`), the reply scripted
-and no model called: seconds per reply size and their ratio to the smallest,
+and no model called: seconds (wall and CPU) per reply size and their ratio to the smallest,
 `python tools/mining_reply_cost.py [--lessons N ...]` (docs/sleep.md, "What mining costs")."""
 
 from __future__ import annotations
@@ -30,17 +30,18 @@ def reply(n: int, seed: int = 0) -> str:
     return json.dumps(lessons)
 
 
-def seconds(n: int) -> tuple[float, int]:
-    """Wall seconds of one sleep whose model replies `n` lessons, and the candidates it proposed."""
+def seconds(n: int) -> tuple[float, float, int]:
+    """Wall and CPU seconds of one sleep whose model replies `n` lessons, and the candidates it proposed: on a
+    loaded machine the CPU seconds grow with the work alone."""
     lam = Lamar(":memory:", seed=1)
     for i in range(5):
         lam.add(Experience(f"the web lint fails on rule {i}", f"run the fixer for rule {i}", scope=Scope(_CONTEXT)))
     traces = [Trace(f"t{i}", _CONTEXT, time=1000.0 + i, input="fix the build", attempted=["swift build"],
                     tool_errors=["error: module map is stale"], outcome="reverted") for i in range(1, 5)]
     model = ScriptedModel([reply(n)], model="scripted-v1")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     report = lam.sleep(traces=traces, model=model)
-    return time.perf_counter() - start, len(report.of_kind("candidate"))
+    return time.perf_counter() - start, time.process_time() - cpu, len(report.of_kind("candidate"))
 
 
 def main() -> None:
@@ -48,12 +49,12 @@ def main() -> None:
     parser.add_argument("--lessons", type=int, nargs="+", default=[500, 1000, 1500])
     sizes = parser.parse_args().lessons
     print("Sleep checking one scripted reply of N lessons (4 traces, 5 stored lessons)")
-    print("lessons  candidates  seconds  ratio to the first")
+    print("lessons  candidates  seconds  CPU seconds  CPU ratio to the first")
     first = None
     for n in sizes:
-        took, candidates = seconds(n)
-        first = first or took
-        print(f"{n:>7}  {candidates:>10}  {took:>7.1f}  {took / first:>18.1f}", flush=True)
+        took, cpu, candidates = seconds(n)
+        first = first or cpu
+        print(f"{n:>7}  {candidates:>10}  {took:>7.1f}  {cpu:>11.1f}  {cpu / first:>22.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from lamar.sleep.mining_prompt import ParsedLesson
-from lamar.sleep.similarity import LessonWords, normalize
+from lamar.sleep.similarity import LessonWords, fewest_shared, normalize
 
 
 @dataclasses.dataclass
@@ -29,6 +29,9 @@ class Pool:
         self.items: list[Pooled] = []
         self._exact: dict[tuple[object, ...], Pooled] = {}
         self._by_scope: dict[tuple[tuple[str, str], ...], list[Pooled]] = {}
+        # Each scope's pooled lessons by (0 precondition or 1 action, content word; "" for a side with none),
+        # as places in `_by_scope`: a reply of thousands of lessons is compared with those sharing words only.
+        self._by_word: dict[tuple[tuple[str, str], ...], dict[tuple[int, str], list[int]]] = {}
 
     def add(self, lesson: ParsedLesson) -> None:
         scope = tuple(sorted(lesson.scope.items()))
@@ -38,15 +41,47 @@ class Pool:
             words = LessonWords.of(lesson.precondition, lesson.action)
             refused = text_refusal(lesson)
             # A lesson refused for its text pools with none: its near-copy in words that may be stored stands alone.
-            found = None if refused else next((item for item in self._by_scope.get(scope, ())
-                                               if item.words.similarity(words) >= self.similarity), None)
+            found = None if refused else self._first_near(scope, words)
             if found is None:
                 found = Pooled(lesson, words, set(), refused)
                 self.items.append(found)
                 if not refused:
-                    self._by_scope.setdefault(scope, []).append(found)
+                    held = self._by_scope.setdefault(scope, [])
+                    index = self._by_word.setdefault(scope, {})
+                    for word in _keys(words):
+                        index.setdefault(word, []).append(len(held))
+                    held.append(found)
             self._exact[key] = found
         found.trace_ids |= set(lesson.trace_ids)
+
+    def _first_near(self, scope: tuple[tuple[str, str], ...], words: LessonWords) -> Pooled | None:
+        """The first lesson pooled in `scope` whose similarity to `words` reaches the pool's, or None.
+
+        A near-copy holds at least `fewest_shared` of the `n` words of each side (its precondition's overlap is a
+        share of the union, which is at least `n`; its action may lack one plain word), so it holds one of any
+        `n - need + 1` of them: the rarest of them, on the side where they name fewer lessons, give the lessons to
+        compare, in the order pooled. A side without content words is a near-copy only of a side without any."""
+        held = self._by_scope.get(scope, [])
+        if self.similarity <= 0:  # every lesson reaches it, sharing words or not
+            return held[0] if held else None
+        index = self._by_word.get(scope, {})
+        best: list[int] | None = None
+        for side, said in enumerate((words.precondition_words, words.action_words)):
+            if not said:
+                keys = [(side, "")]
+            else:
+                need = fewest_shared(len(said), self.similarity, action=side == 1)
+                keys = sorted(((side, w) for w in said), key=lambda k: len(index.get(k, ())))[:len(said) - need + 1]
+            places = sorted({n for k in keys for n in index.get(k, ())})
+            if best is None or len(places) < len(best):
+                best = places
+        return next((held[n] for n in best or () if held[n].words.similarity(words) >= self.similarity), None)
+
+
+def _keys(words: LessonWords) -> list[tuple[int, str]]:
+    """What `Pool` indexes a lesson by: each content word of each side, or "" for a side without any."""
+    return [(side, w) for side, said in enumerate((words.precondition_words, words.action_words))
+            for w in (said or {""})]
 
 
 def text_refusal(lesson: ParsedLesson) -> str:
