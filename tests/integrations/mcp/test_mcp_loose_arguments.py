@@ -76,7 +76,7 @@ async def test_a_list_or_a_mapping_as_a_label_is_refused_with_advice_a_model_can
             said = refused.content[0].text
             assert refused.is_error and "str()" not in said and "one short label" in said, said
         numbered = await session.call_tool("recall", {"context": {"project": "trace", "attempt": 2}})
-        assert numbered.is_error and "str()" in numbered.content[0].text
+        assert numbered.is_error and 'send it as a string, "2"' in numbered.content[0].text
         assert events(store) == before
 
 
