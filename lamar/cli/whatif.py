@@ -7,9 +7,11 @@ import datetime
 import math
 import time
 
+from lamar._errors import InvalidArgument, UnknownExperience, advised
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, visible
 from lamar.cli.session import UsageError, open_engine
+from lamar.listing import LS_ADVICE
 from lamar.typed import typed_number
 from lamar.whatif import Estimate, WhatIfReport, whatif
 from lamar.whatif.alternatives import NOTHING_PROVEN
@@ -135,7 +137,12 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
         policies = spelt_out(lam, args.policy or ())
-        report = whatif(lam, policies or None, since=since, scope=scope or None)
+        try:
+            report = whatif(lam, policies or None, since=since, scope=scope or None)
+        except InvalidArgument as exc:
+            if isinstance(exc.__cause__, UnknownExperience) and exc.advice:  # without:ID of no lesson
+                raise advised(InvalidArgument, str(exc).removesuffix(exc.advice), LS_ADVICE) from exc.__cause__
+            raise
         # Only the table says how many compacted episodes it leaves out: --json skips the count.
         compacted = 0 if args.json else int(lam.stats()["compacted"]["episodes"])
     finally:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lamar._errors import InvalidArgument, InvalidContext, UnknownExperience, advised, echoed
 from lamar.arguments import unknown
 from lamar.experience import check_context
-from lamar.listing import LS_ADVICE, named
+from lamar.listing import named
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, Without, form, name_of, parse
 from lamar.whatif.log import ADVICE, Log, check_log, lessons_in, read_log
@@ -146,8 +146,8 @@ def _check_held(spec: str, lam: Lamar, log: Log) -> bool:
     try:
         lam.get(lesson)
     except UnknownExperience as exc:
-        # The engine's own refusal, which knows an episode's id passed here, in the command line's words.
-        said = unknown(UnknownExperience, lesson, lam.store.location, LS_ADVICE, exc.held_as, what="lesson")
+        # The engine's own refusal, which knows an episode's id passed here; each front words its advice.
+        said = unknown(UnknownExperience, lesson, lam.store.location, None, exc.held_as, what="lesson")
         raise advised(InvalidArgument, f"policy {echoed(spec)}: {str(said).removesuffix(said.advice)}",
                       said.advice) from said
     return True
