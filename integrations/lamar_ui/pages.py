@@ -319,7 +319,11 @@ def _evidence_cell(ev: Mapping[str, Any] | Evidence | None) -> str:
     data = ev.to_dict() if isinstance(ev, Evidence) else ev
     # A report file can be edited by hand: every field is shown as a number or escaped text.
     low, high, mid = (_number(data.get(name)) for name in ("lower", "upper", "lift"))
-    return (f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span> '
+    # The lesson as it stands now is named as the lessons page names it (dropped among them); a report's
+    # copy holds the verdict alone.
+    badge = (_verdict(ev) if isinstance(ev, Evidence)
+             else f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span>')
+    return (f"{badge} "
             f"{escape(lift(mid, low, high))} {escape(shown_interval(low, high))}, "
             f"{escape(str(data.get('randomized', 0)))} randomized")
 

@@ -40,3 +40,23 @@ def test_a_merged_lesson_is_labelled_merged_not_dropped(tmp_path: Path) -> None:
     page = pages.lessons_page(retired, verdict="", status="", scope="", chart="")
     assert f"{kept.id} (retired, " in re.sub("[\u2066-\u2069]", "", html.unescape(page))
     lam.close()
+
+
+def test_a_sleep_card_names_a_dropped_lesson_as_the_lessons_page_does(tmp_path: Path) -> None:
+    # The card's "now" column read "unknown" for a lesson the lessons page (and `lamar show`) call dropped.
+    lam = Lamar(str(tmp_path / "s.db"), seed=1)
+    twins = [lam.add(Experience(p, a, scope=Scope(language="swift"))) for p, a in
+             (("a lint error", "run the formatter first"), ("A lint error.", "Run the formatter first."))]
+    for _ in range(40):
+        rec = lam.recall({"language": "swift"})
+        lam.report(rec.episode_id, -0.8 if rec.ids else 0.8)
+    (merge,) = lam.sleep().of_kind("merge")
+    now = {i: lam.evidence(i) for i in twins}
+    dropped = [i for i in twins if standing(now[i]) == "dropped"]
+    assert dropped, now
+    page = pages.sleep_page([merge], {}, now, {i: lam.get(i).render() for i in twins}, "token", has_report=True,
+                            model="", message="")
+    cells = re.findall(r'<td class="text">(<span class="verdict [^"]*"[^>]*>[^<]*</span>)', page)
+    assert len(cells) == 4, cells  # each lesson: as proposed, then now
+    assert sum('<span class="verdict dropped"' in c and c.endswith(">dropped</span>") for c in cells) == len(dropped)
+    lam.close()
