@@ -149,8 +149,8 @@ def locked_state(path: Path, log: Path | None = None, *, wait: float | None = No
                 from lamar import StoreError
                 from lamar.store.files import refusal_advice
 
-                raise StoreError(f"could not save the hooks' state {path}: {exc.strerror or exc}; it keeps what it "
-                                 f"held before this event{refusal_advice(path, exc)}") from exc
+                raise StoreError(f"could not save the hooks' state {path} ({exc}); it keeps what it held before "
+                                 f"this event{refusal_advice(path, exc)}") from exc
             if "recalling" not in state:
                 # Only once the state that tracks the recall's episode is on disk, and under the lock:
                 # another hook's note is never taken for this one's.
