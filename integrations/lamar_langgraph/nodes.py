@@ -30,7 +30,7 @@ from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine, not_in_store
 from lamar.signals import to_reward
 from lamar_langgraph.attempts import Attempts
-from lamar_langgraph.cleared import unreported
+from lamar_langgraph.cleared import unreported, unsent
 from lamar_langgraph.dropped import FIX, RECALL_WRITES, check, declared, recalled
 
 log = logging.getLogger(__name__)
@@ -382,7 +382,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
             except UnknownEpisode:  # compacted by sleep, or recalled in another store: marked done, not retried
                 log.warning("%s", not_in_store(lamar, episode, "report"))
             except StoreError as exc:  # fail open: it stays open, for the next report node to try
-                log.warning("Lamar could not report episode %s: %s", episode, exc)
+                unsent(episode, todo[1], exc)
                 continue
             done.append(episode)
         return written(done) if done else {}
@@ -403,7 +403,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
             except UnknownEpisode:
                 log.warning("%s", not_in_store(lamar, episode, "report"))
             except StoreError as exc:
-                log.warning("Lamar could not report episode %s: %s", episode, exc)
+                unsent(episode, todo[1], exc)
                 continue
             done.append(episode)
         return written(done) if done else {}

@@ -1,0 +1,66 @@
+"""A review answered while Lamar's store is down: the warnings name the outcome and the call that records it."""
+
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command, interrupt
+
+from lamar import Experience, Lamar, Scope, StoreError
+from lamar_langgraph import LamarState, recall_node, report_node
+
+CONTEXT = {"project": "trace"}
+
+
+class State(MessagesState, LamarState):
+    pass
+
+
+def reviewed_graph(lam: Lamar, checkpoints: Path) -> Any:
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("agent", lambda state: {"messages": [AIMessage("Cleared DerivedData.")]})
+    graph.add_node("review", lambda state: {"lamar_outcome": interrupt("did it ship?")})
+    graph.add_node("report", report_node(lam))
+    for a, b in [(START, "recall"), ("recall", "agent"), ("agent", "review"), ("review", "report"), ("report", END)]:
+        graph.add_edge(a, b)
+    return graph.compile(checkpointer=SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False)))
+
+
+def test_a_review_the_store_refused_is_named_with_the_call_that_records_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The reviewer's "shipped" reached no store. The report node's warning used to end with the
+    # store's "the next call tries again", and the next turn's warning advised moving the report
+    # node, which is no help here: the next outcome (another turn's) would then be recorded for it.
+    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+    lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
+    app = reviewed_graph(lam, tmp_path / "checkpoints.db")
+    config = {"configurable": {"thread_id": "1"}}
+    first = app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": CONTEXT}, config)
+    episode = first["lamar_episode_id"]
+
+    def store_down(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("cannot reach the store; nothing was sent, and the next call tries again")
+
+    lam.report = store_down  # type: ignore[method-assign]
+    with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"):
+        app.invoke(Command(resume="shipped"), config)  # the graph still answers
+    del lam.report
+    record = f"lam.report({episode!r}, 'shipped')"
+    assert record in caplog.text, caplog.text
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        app.invoke({"messages": [HumanMessage("and the tests?")], "lamar_context": CONTEXT}, config)
+    text = " ".join(str(w.message) for w in said)
+    assert record in text and "the store refused" in text, text
+    lam.report(episode, "shipped")  # what the warnings say, once the store is back
+    app.invoke(Command(resume="accepted"), config)
+    assert lam.episode(episode).signal == "shipped"
