@@ -297,6 +297,11 @@ def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None =
     if kind is UnknownEpisode and isinstance(value, Mapping) and isinstance(value.get("lamar_episode_id"), str):
         return kind(f"pass the state's lamar_episode_id ({echoed(value['lamar_episode_id'])}), not the whole "
                     "state or result")
+    # LangGraph's invoke(..., version="v2") returns the state in a GraphOutput's `value`.
+    inner = getattr(value, "value", None) if kind is UnknownEpisode and not isinstance(value, str) else None
+    if isinstance(inner, Mapping) and isinstance(inner.get("lamar_episode_id"), str):
+        return kind(f"pass the result's value['lamar_episode_id'] ({echoed(inner['lamar_episode_id'])}), not the "
+                    "whole result")
     if kind is UnknownExperience and isinstance(value, Experience):
         return kind(f"pass the lesson's id ({echoed(value.id)}), not the Experience itself")
     if kind is UnknownExperience and isinstance(value, Recall):

@@ -151,6 +151,19 @@ def test_the_whole_state_passed_to_report_is_told_its_episode(lam: Lamar) -> Non
     assert lam.pending() == []
 
 
+def test_the_result_of_a_v2_invoke_passed_to_report_is_told_its_episode(lam: Lamar) -> None:
+    # invoke(..., version="v2") returns a GraphOutput, the state in its `value`: passed whole, it was
+    # refused as an id the store does not hold (its whole repr), naming no episode.
+    app = _graph(lam, State, lambda state: {}).compile()
+    out = app.invoke({"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT}, version="v2")
+    episode = out.value["lamar_episode_id"]
+    for call in (lambda: lam.report(out, "shipped"), lambda: lam.episode(out)):
+        said = f"pass the result's value\\['lamar_episode_id'\\] \\('{episode}'\\)"
+        with pytest.raises(UnknownEpisode, match=said):
+            call()
+    lam.report(episode, "shipped")
+    assert lam.pending() == []
+
 def test_a_signal_written_to_the_state_is_checkpointed_as_its_name(lam: Lamar, tmp_path: Path,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     # The docs and the report node take a Signal; LangGraph's serializer reads an enum of another package
