@@ -230,7 +230,8 @@ def test_the_review_shows_a_narrow_proposal_with_its_slices_and_new_scope(tmp_pa
     lam = Lamar(path, k=2, seed=1)
     (proposal,) = lam.sleep().of_kind("narrow")
     text = "\n".join(_describe(proposal, lam))
-    assert "scope: add language=swift (it stays eligible only there" in text
+    exp_id = proposal.experience_ids[0]
+    assert f"narrow the scope of lesson '{exp_id}': add language=swift (it stays eligible only there" in text
     assert "where language=swift: helps" in text and "where language=python: harms" in text
     lam.close()
 
