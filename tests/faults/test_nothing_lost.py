@@ -10,14 +10,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from lamar import Experience, Lamar, LamarError, Scope, Signal, StoreError
 from tests.conftest import IN_CI, as_user
+from tests.mounts import tmpfs
 
 BACKENDS = ["json", "db"]
 # Long enough for the JSON writers to save the store's index a few times (json_file._INDEX_EVERY)
@@ -111,26 +110,9 @@ def test_a_hundred_sigkills_never_break_the_store(tmp_path: Path, suffix: str) -
     _check_consistent(path, completed)
 
 
-@contextmanager
-def _tiny_disk(tmp_path: Path, size: str) -> Iterator[Path]:
-    """A real tmpfs of `size`; writes past it fail with ENOSPC."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        if IN_CI:
-            pytest.fail(f"cannot mount a tmpfs to simulate a full disk: {done.stderr}")
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
-
-
 @pytest.mark.parametrize("suffix", BACKENDS)
 def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Path, suffix: str) -> None:
-    with _tiny_disk(tmp_path, "192k") as disk:
+    with tmpfs(tmp_path / "disk", "192k") as disk:
         path = str(disk / f"full.{suffix}")
         _seed(path)
         lam = Lamar(path, k=2, seed=1)

@@ -5,11 +5,12 @@ its call answers as it did, a warning says what happened and what to do, and the
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 from lamar import ExperienceStore, Lamar
 from tests.conftest import IN_CI
 from tests.locks import held
+from tests.mounts import tmpfs
 
 # Seconds a store waits for another process's lock: the faults hold theirs for far longer.
 TIMEOUT = 1.0
@@ -41,21 +43,14 @@ def events(location: str) -> list[tuple[object, ...]]:
         lam.close()
 
 
-@contextmanager
-def tiny_disk(folder: Path) -> Iterator[Path]:
+def warned(caplog: pytest.LogCaptureFixture) -> Callable[[], str]:
+    """The warnings logged so far, read anew at each call: where `survives` looks for a fault's advice."""
+    return lambda: "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
+
+
+def tiny_disk(folder: Path) -> AbstractContextManager[Path]:
     """A real tmpfs of 4 MiB in `folder`: a store there meets ENOSPC once `full_disk` fills it."""
-    mount = folder / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "tmpfs", str(mount)], capture_output=True,
-                          text=True, check=False)
-    if done.returncode != 0:
-        if IN_CI:
-            pytest.fail(f"cannot mount a tmpfs to fill a disk: {done.stderr}")
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
+    return tmpfs(folder / "disk", "4M")
 
 
 @contextmanager

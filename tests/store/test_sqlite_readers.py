@@ -17,6 +17,7 @@ import pytest
 
 from lamar import Experience, Lamar, Scope, Signal
 from tests.conftest import IN_CI
+from tests.mounts import tmpfs
 
 # Readers get 20 s; SQLite's busy timeout is 30 s, so one that waits for the lock fails here.
 _PATIENCE = 20.0
@@ -100,22 +101,12 @@ def test_readers_work_on_an_immutable_store(tmp_path: Path) -> None:
 @contextmanager
 def _read_only_mount(tmp_path: Path, source: Path) -> Iterator[Path]:
     """A tmpfs holding a copy of `source`'s folder, remounted read-only."""
-    mount = tmp_path / "mnt"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True,
-                          text=True, check=False)
-    if done.returncode != 0:
-        if IN_CI:
-            pytest.fail(f"cannot mount a tmpfs: {done.stderr}")
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "mnt", "16m") as mount:
         for item in source.iterdir():
             shutil.copy2(item, mount / item.name)
         done = subprocess.run(["mount", "-o", "remount,ro", str(mount)], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
 
 
 def test_readers_work_on_a_read_only_mount(tmp_path: Path) -> None:
