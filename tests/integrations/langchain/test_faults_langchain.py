@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langchain import LamarCallbackHandler, LamarMiddleware, LamarRetriever
 from tests.integrations import store_faults as faults
+from tests.integrations.store_faults import warned
 from tests.pg_role import member_role
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
-
-
-@pytest.fixture
-def store_in(tmp_path: Path) -> Iterator[Callable[[str], str]]:
-    with faults.stores(tmp_path) as location:
-        yield location
 
 
 def _engine(location: str) -> Lamar:
@@ -68,9 +63,6 @@ def _agent(lam: Lamar) -> Callable[[], Any]:
     return call
 
 
-def _said(caplog: pytest.LogCaptureFixture) -> Callable[[], str]:
-    return lambda: "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
-
 
 @pytest.mark.parametrize(("kind", "fault"), faults.CASES, ids=faults.IDS)
 def test_a_chain_with_retriever_and_handler_answers_under_a_store_fault(
@@ -79,8 +71,8 @@ def test_a_chain_with_retriever_and_handler_answers_under_a_store_fault(
     lam = _engine(location)
     caplog.set_level(logging.WARNING)
     faults.survives(location, _chain(lam, Path(location).with_suffix(".traces.jsonl")), faults.FAULTS[fault],
-                    _said(caplog), advice=faults.refused(kind, fault))
-    assert location in _said(caplog)() or (kind, fault) == ("db", "read_only")
+                    warned(caplog), advice=faults.refused(kind, fault))
+    assert location in warned(caplog)() or (kind, fault) == ("db", "read_only")
     lam.close()
 
 
@@ -90,7 +82,7 @@ def test_an_agent_with_middleware_answers_under_a_store_fault(
     location = store_in(kind)
     lam = _engine(location)
     caplog.set_level(logging.WARNING)
-    faults.survives(location, _agent(lam), faults.FAULTS[fault], _said(caplog), advice=faults.refused(kind, fault))
+    faults.survives(location, _agent(lam), faults.FAULTS[fault], warned(caplog), advice=faults.refused(kind, fault))
     lam.close()
 
 
@@ -105,8 +97,8 @@ def test_a_chain_and_an_agent_answer_when_postgres_ends_their_connection(
             lam = _engine(location)
             try:
                 faults.survives(location, _chain(lam, tmp_path / "traces.jsonl"), faults.killed(postgres_url, role),
-                                _said(caplog), advice=None)
-                faults.survives(location, _agent(lam), faults.killed(postgres_url, role), _said(caplog), advice=None)
+                                warned(caplog), advice=None)
+                faults.survives(location, _agent(lam), faults.killed(postgres_url, role), warned(caplog), advice=None)
             finally:
                 lam.close()
     finally:

@@ -26,6 +26,7 @@ from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langgraph import LamarState, LangGraphStore, recall_node, report_node
 from tests.integrations import store_faults as faults
 from tests.integrations.langgraph.graphs import in_line
+from tests.integrations.store_faults import warned
 from tests.pg_role import member_role
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
@@ -58,14 +59,6 @@ def _graph(lam: Lamar) -> Callable[[], Any]:
     return call
 
 
-def _said(caplog: pytest.LogCaptureFixture) -> Callable[[], str]:
-    return lambda: "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
-
-
-@pytest.fixture
-def store_in(tmp_path: Path) -> Iterator[Callable[[str], str]]:
-    with faults.stores(tmp_path) as location:
-        yield location
 
 
 @pytest.mark.parametrize(("kind", "fault"), faults.CASES, ids=faults.IDS)
@@ -74,7 +67,7 @@ def test_a_graph_with_report_and_recall_nodes_answers_under_a_store_fault(
     location = store_in(kind)
     lam = _engine(ExperienceStore(location, timeout=faults.TIMEOUT))
     caplog.set_level(logging.WARNING)
-    faults.survives(location, _graph(lam), faults.FAULTS[fault], _said(caplog), advice=faults.refused(kind, fault))
+    faults.survives(location, _graph(lam), faults.FAULTS[fault], warned(caplog), advice=faults.refused(kind, fault))
     lam.close()
 
 
@@ -120,7 +113,7 @@ def test_a_graph_over_a_langgraph_sqlite_store_answers_under_a_fault(
 
         caplog.set_level(logging.WARNING)
         make, advice = _BASE_FAULTS[fault]
-        faults.survives(location, _graph(lam), make, _said(caplog), advice=advice, read=read)
+        faults.survives(location, _graph(lam), make, warned(caplog), advice=advice, read=read)
         lam.close()
 
 
@@ -134,7 +127,7 @@ def test_a_graph_answers_when_postgres_ends_its_connection(postgres_url: str,
             location = namespace_url(postgres_url, namespace, user=role)
             lam = _engine(ExperienceStore(location, timeout=faults.TIMEOUT))
             try:
-                faults.survives(location, _graph(lam), faults.killed(postgres_url, role), _said(caplog), advice=None)
+                faults.survives(location, _graph(lam), faults.killed(postgres_url, role), warned(caplog), advice=None)
             finally:
                 lam.close()
     finally:
@@ -156,9 +149,9 @@ def test_a_graph_over_a_langgraph_postgres_store_answers_when_its_connection_is_
             base.setup()
             store = LangGraphStore(base, timeout=faults.TIMEOUT)
             lam = _engine(store)
-            faults.survives(postgres_url, _graph(lam), faults.killed(postgres_url, app=schema), _said(caplog),
+            faults.survives(postgres_url, _graph(lam), faults.killed(postgres_url, app=schema), warned(caplog),
                             advice=None, read=lambda: [(e.seq, e.kind, e.key, e.data) for e in store.read(0)])
-            assert "the connection to PostgreSQL was lost" in _said(caplog)()
+            assert "the connection to PostgreSQL was lost" in warned(caplog)()
             lam.close()
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as conn:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from llama_index.core.memory import Memory
 from lamar import Experience, ExperienceStore, Lamar, Scope, Signal
 from lamar_llamaindex import LamarMemoryBlock, LamarPostprocessor, lessons_to_nodes
 from tests.integrations import store_faults as faults
+from tests.integrations.store_faults import warned
 from tests.pg_role import member_role
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
@@ -62,14 +62,6 @@ def _agent(lam: Lamar) -> Callable[[], Any]:
     return call
 
 
-def _said(caplog: pytest.LogCaptureFixture) -> Callable[[], str]:
-    return lambda: "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
-
-
-@pytest.fixture
-def store_in(tmp_path: Path) -> Iterator[Callable[[str], str]]:
-    with faults.stores(tmp_path) as location:
-        yield location
 
 
 @pytest.mark.parametrize("piece", ["query", "agent"])
@@ -80,7 +72,7 @@ def test_a_query_engine_and_an_agent_answer_under_a_store_fault(
     lam = _engine(location)
     caplog.set_level(logging.WARNING)
     call = _query(lam) if piece == "query" else _agent(lam)
-    faults.survives(location, call, faults.FAULTS[fault], _said(caplog), advice=faults.refused(kind, fault))
+    faults.survives(location, call, faults.FAULTS[fault], warned(caplog), advice=faults.refused(kind, fault))
     lam.close()
 
 
@@ -95,7 +87,7 @@ def test_a_query_engine_and_an_agent_answer_when_postgres_ends_their_connection(
             lam = _engine(location)
             try:
                 for call in (_query(lam), _agent(lam)):
-                    faults.survives(location, call, faults.killed(postgres_url, role), _said(caplog), advice=None)
+                    faults.survives(location, call, faults.killed(postgres_url, role), warned(caplog), advice=None)
             finally:
                 lam.close()
     finally:
