@@ -100,10 +100,7 @@ def test_a_lesson_id_the_store_lacks_says_where_the_lessons_are(tmp_path: Path) 
 def test_on_a_phone_a_table_keeps_its_words_whole_and_scrolls_in_its_box(tmp_path: Path) -> None:
     # The tables scroll in a box of their own there, yet their cells of free text shrank to a few letters
     # each, breaking `project=trace`, `release` and every lesson id inside.
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    from tests.integrations.ui.test_ui_browser import CHROMIUM, DRIVER, _need_browser
+    from tests.integrations.ui.test_ui_browser import _need_browser, phone_browser
     from tests.integrations.ui.test_ui_looks import _BROKEN_WORDS
 
     _need_browser()
@@ -112,16 +109,10 @@ def test_on_a_phone_a_table_keeps_its_words_whole_and_scrolls_in_its_box(tmp_pat
     with Lamar(str(path), seed=3) as lam:
         for n in range(20):
             lam.report(lam.recall({"project": "trace", "task": "build"}).episode_id, 1.0 if n % 3 else -1.0)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
-        options.add_argument(flag)
-    options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 390, "height": 844,
-                                                                          "pixelRatio": 3.0, "touch": True}})
     broken = {}
     with serving(path) as url:
         run_sleep(url)
-        phone = webdriver.Chrome(service=Service(DRIVER), options=options)
+        phone = phone_browser()
         try:
             for page in ("/", "/episodes", "/recall?context=project%3Dtrace", "/sleep"):
                 _open(phone, url, page, "main table")

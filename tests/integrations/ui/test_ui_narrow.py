@@ -83,19 +83,9 @@ def test_no_page_scrolls_sideways(narrow, server: str, page: str) -> None:
 def test_a_phone_lays_the_page_out_at_its_own_width(server: str) -> None:
     # A phone's browser lays out a page that names no viewport at 980 px and shrinks it: the narrow
     # layout above never applied, and the text was too small to read without zooming.
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from tests.integrations.ui.test_ui_browser import phone_browser
 
-    from tests.integrations.ui.test_ui_browser import CHROMIUM, DRIVER, _need_browser
-
-    _need_browser()
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
-        options.add_argument(flag)
-    options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 390, "height": 844,
-                                                                          "pixelRatio": 3.0, "touch": True}})
-    phone = webdriver.Chrome(service=Service(DRIVER), options=options)
+    phone = phone_browser()
     try:
         phone.get(server)
         for page in ("/", "/add", "/sleep"):
