@@ -48,6 +48,21 @@ def warned(caplog: pytest.LogCaptureFixture) -> Callable[[], str]:
     return lambda: "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
 
 
+@contextmanager
+def member_store(postgres_url: str, name: str) -> Iterator[tuple[str, str]]:
+    """A namespace of its own, reached as a member role of the test's own whose connections `killed` ends: the
+    store's URL and the role; both dropped when the block ends."""
+    from tests.pg_role import member_role
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace(name.replace("_", "-"))
+    try:
+        with member_role(postgres_url, name) as role:
+            yield namespace_url(postgres_url, namespace, user=role), role
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
 def tiny_disk(folder: Path) -> AbstractContextManager[Path]:
     """A real tmpfs of 4 MiB in `folder`: a store there meets ENOSPC once `full_disk` fills it."""
     return tmpfs(folder / "disk", "4M")

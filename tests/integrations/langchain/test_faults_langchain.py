@@ -22,8 +22,6 @@ from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langchain import LamarCallbackHandler, LamarMiddleware, LamarRetriever
 from tests.integrations import store_faults as faults
 from tests.integrations.store_faults import warned
-from tests.pg_role import member_role
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
 def _engine(location: str) -> Lamar:
@@ -89,20 +87,15 @@ def test_an_agent_with_middleware_answers_under_a_store_fault(
 @pytest.mark.postgres
 def test_a_chain_and_an_agent_answer_when_postgres_ends_their_connection(
         postgres_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    namespace = unique_namespace("fixfaults-lc")
     caplog.set_level(logging.WARNING)
-    try:
-        with member_role(postgres_url, "fixfaults_lc") as role:
-            location = namespace_url(postgres_url, namespace, user=role)
-            lam = _engine(location)
-            try:
-                faults.survives(location, _chain(lam, tmp_path / "traces.jsonl"), faults.killed(postgres_url, role),
-                                warned(caplog), advice=None)
-                faults.survives(location, _agent(lam), faults.killed(postgres_url, role), warned(caplog), advice=None)
-            finally:
-                lam.close()
-    finally:
-        drop_namespaces(postgres_url, namespace)
+    with faults.member_store(postgres_url, "fixfaults_lc") as (location, role):
+        lam = _engine(location)
+        try:
+            faults.survives(location, _chain(lam, tmp_path / "traces.jsonl"), faults.killed(postgres_url, role),
+                            warned(caplog), advice=None)
+            faults.survives(location, _agent(lam), faults.killed(postgres_url, role), warned(caplog), advice=None)
+        finally:
+            lam.close()
 
 
 def test_a_trace_file_made_read_only_mid_run_is_one_warning_with_what_to_do(

@@ -27,8 +27,7 @@ from lamar_langgraph import LamarState, LangGraphStore, recall_node, report_node
 from tests.integrations import store_faults as faults
 from tests.integrations.langgraph.graphs import in_line
 from tests.integrations.store_faults import warned
-from tests.pg_role import member_role
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+from tests.store.test_postgres import unique_namespace
 
 
 class State(MessagesState, LamarState):
@@ -120,18 +119,13 @@ def test_a_graph_over_a_langgraph_sqlite_store_answers_under_a_fault(
 @pytest.mark.postgres
 def test_a_graph_answers_when_postgres_ends_its_connection(postgres_url: str,
                                                            caplog: pytest.LogCaptureFixture) -> None:
-    namespace = unique_namespace("fixfaults-lg")
     caplog.set_level(logging.WARNING)
-    try:
-        with member_role(postgres_url, "fixfaults_lg") as role:
-            location = namespace_url(postgres_url, namespace, user=role)
-            lam = _engine(ExperienceStore(location, timeout=faults.TIMEOUT))
-            try:
-                faults.survives(location, _graph(lam), faults.killed(postgres_url, role), warned(caplog), advice=None)
-            finally:
-                lam.close()
-    finally:
-        drop_namespaces(postgres_url, namespace)
+    with faults.member_store(postgres_url, "fixfaults_lg") as (location, role):
+        lam = _engine(ExperienceStore(location, timeout=faults.TIMEOUT))
+        try:
+            faults.survives(location, _graph(lam), faults.killed(postgres_url, role), warned(caplog), advice=None)
+        finally:
+            lam.close()
 
 
 @pytest.mark.postgres

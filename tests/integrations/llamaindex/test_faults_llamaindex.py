@@ -21,8 +21,6 @@ from lamar import Experience, ExperienceStore, Lamar, Scope, Signal
 from lamar_llamaindex import LamarMemoryBlock, LamarPostprocessor, lessons_to_nodes
 from tests.integrations import store_faults as faults
 from tests.integrations.store_faults import warned
-from tests.pg_role import member_role
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
 def _engine(location: str) -> Lamar:
@@ -79,16 +77,11 @@ def test_a_query_engine_and_an_agent_answer_under_a_store_fault(
 @pytest.mark.postgres
 def test_a_query_engine_and_an_agent_answer_when_postgres_ends_their_connection(
         postgres_url: str, caplog: pytest.LogCaptureFixture) -> None:
-    namespace = unique_namespace("fixfaults-li")
     caplog.set_level(logging.WARNING)
-    try:
-        with member_role(postgres_url, "fixfaults_li") as role:
-            location = namespace_url(postgres_url, namespace, user=role)
-            lam = _engine(location)
-            try:
-                for call in (_query(lam), _agent(lam)):
-                    faults.survives(location, call, faults.killed(postgres_url, role), warned(caplog), advice=None)
-            finally:
-                lam.close()
-    finally:
-        drop_namespaces(postgres_url, namespace)
+    with faults.member_store(postgres_url, "fixfaults_li") as (location, role):
+        lam = _engine(location)
+        try:
+            for call in (_query(lam), _agent(lam)):
+                faults.survives(location, call, faults.killed(postgres_url, role), warned(caplog), advice=None)
+        finally:
+            lam.close()

@@ -15,8 +15,6 @@ from mcp import ClientSession
 from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_mcp.launch import stdio_session
 from tests.integrations import store_faults as faults
-from tests.pg_role import member_role
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
 def _seed(location: str) -> None:
@@ -71,13 +69,8 @@ async def test_a_running_server_answers_a_store_fault_with_what_to_tell_the_user
 @pytest.mark.postgres
 async def test_a_running_server_connects_again_when_postgres_ends_its_connection(
         postgres_url: str, caplog: pytest.LogCaptureFixture) -> None:
-    namespace = unique_namespace("fixfaults-mcp")
     caplog.set_level(logging.WARNING)
-    try:
-        with member_role(postgres_url, "fixfaults_mcp") as role:
-            location = namespace_url(postgres_url, namespace, user=role)
-            _seed(location)
-            said = await _through(location, faults.killed(postgres_url, role), lambda: faults.events(location))
-            assert said is None or "reconnects" in said, said
-    finally:
-        drop_namespaces(postgres_url, namespace)
+    with faults.member_store(postgres_url, "fixfaults_mcp") as (location, role):
+        _seed(location)
+        said = await _through(location, faults.killed(postgres_url, role), lambda: faults.events(location))
+        assert said is None or "reconnects" in said, said
