@@ -30,7 +30,7 @@ from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine, not_in_store
 from lamar.signals import to_reward
 from lamar_langgraph.attempts import Attempts
-from lamar_langgraph.cleared import unreported, unsent
+from lamar_langgraph.cleared import settle, unreported, unsent
 from lamar_langgraph.dropped import FIX, RECALL_WRITES, check, declared, recalled
 
 log = logging.getLogger(__name__)
@@ -96,20 +96,9 @@ def merge_turns(left: dict[str, str] | None, right: dict[str, str | None] | None
     return dict(kept[-KEPT:])  # a turn forgotten this way comes back only as a new turn's marker
 
 
-def _settled(lamar: Lamar, state: Any) -> set[str]:
-    """The episodes open in the state that the store holds an outcome for (an expiry or a default
-    of the pending policy, an app's report) or no longer holds (compacted): those of them that
-    `pending` does not list, in one read of the store. Fails open: when the store cannot be read,
-    every episode stays open, for the next outcome to report."""
+def _cleared(lamar: Lamar, state: Any, outcome_key: str) -> set[str]:
     opened = [episode for episode, status in (_field(state, "lamar_episodes") or {}).items() if status == OPEN]
-    if not opened:
-        return set()
-    try:
-        waiting = {p.episode_id for p in lamar.pending(only=opened)}
-    except LamarError as exc:
-        log.info("Lamar could not read the thread's open episodes (they stay open): %s", exc)
-        return set()
-    return set(opened) - waiting
+    return settle(lamar, opened, _field(state, outcome_key))
 
 
 def _forgotten(state: Any, raw: str | None, settled: set[str], outcome_key: str) -> dict[str, Any]:
@@ -272,7 +261,7 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
-        forget = _forgotten(state, todo[2], _settled(lamar, state), outcome_key)
+        forget = _forgotten(state, todo[2], _cleared(lamar, state, outcome_key), outcome_key)
         try:
             rec = attempts.earlier(lamar, todo[0], todo[1]) or lamar.recall(todo[0], k=k)
         except StoreError as exc:
@@ -284,7 +273,7 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
-        forget = _forgotten(state, todo[2], await asyncio.to_thread(_settled, lamar, state), outcome_key)
+        forget = _forgotten(state, todo[2], await asyncio.to_thread(_cleared, lamar, state, outcome_key), outcome_key)
         try:
             rec = (await asyncio.to_thread(attempts.earlier, lamar, todo[0], todo[1])
                    or await lamar.arecall(todo[0], k=k))

@@ -292,22 +292,33 @@ def test_a_subgraph_that_recalls_and_reports_inside_a_parent_without_lamar_state
     assert lam.pending() == []
 
 
-def test_an_outcome_sent_with_the_next_message_past_a_recall_first_graph_is_told_lost(lam: Lamar) -> None:
+def test_an_outcome_sent_with_the_next_message_past_a_recall_first_graph_is_recorded_for_the_turn_before(
+        lam: Lamar) -> None:
     # The natural "that broke it" on the next message, in the layout of the docs' first example
     # (recall -> agent -> report): the new turn's recall cleared the outcome before the report node
-    # ran, and both turns' episodes stayed pending without a word.
+    # ran, and both turns' episodes stayed pending (later: with a warning). The recall node records it
+    # for the open episode it speaks of before it clears it.
     agent = lambda state: {"messages": [("ai", "done")]}
     app = _graph(lam, State, agent, context=CONTEXT).compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "next"}}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         first = app.invoke({"messages": [HumanMessage("fix the build")]}, config)
-    said = _warned(app, {"messages": [HumanMessage("that broke it")], "lamar_outcome": "corrected"}, config)
-    assert len(said) == 1, said
-    assert "'corrected'" in said[0] and first["lamar_episode_id"] in said[0]
-    assert "put the report node before the recall node" in said[0]
-    assert len(lam.pending()) == 2
+        second = app.invoke({"messages": [HumanMessage("that broke it")], "lamar_outcome": "corrected"}, config)
+    assert lam.episode(first["lamar_episode_id"]).signal == "corrected"
+    assert [p.episode_id for p in lam.pending()] == [second["lamar_episode_id"]]
 
+
+
+def test_a_next_message_outcome_that_is_none_is_cleared_with_a_warning_that_says_so(lam: Lamar) -> None:
+    agent = lambda state: {"messages": [("ai", "done")]}
+    app = _graph(lam, State, agent, context=CONTEXT).compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "typo"}}
+    first = app.invoke({"messages": [HumanMessage("fix the build")]}, config)
+    said = _warned(app, {"messages": [HumanMessage("that broke it")], "lamar_outcome": "broke"}, config)
+    assert len(said) == 1 and "'broke', which is not an outcome" in said[0], said
+    assert first["lamar_episode_id"] in said[0] and "lam.report(" not in said[0]  # no call that would fail too
+    assert len(lam.pending()) == 2
 
 def test_an_outcome_reported_in_its_own_turn_is_cleared_quietly_by_the_next(lam: Lamar) -> None:
     app = _graph(lam, State, lambda state: {"lamar_outcome": "shipped"}).compile(checkpointer=InMemorySaver())

@@ -1,4 +1,5 @@
-"""A review answered while Lamar's store is down: the warnings name the outcome and the call that records it."""
+"""A review answered while Lamar's store is down: the warnings name the outcome and the call that records it, and
+the next turn's recall records it once the store is back."""
 
 from __future__ import annotations
 
@@ -34,11 +35,11 @@ def reviewed_graph(lam: Lamar, checkpoints: Path) -> Any:
     return graph.compile(checkpointer=SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False)))
 
 
-def test_a_review_the_store_refused_is_named_with_the_call_that_records_it(
+def test_a_review_the_store_refused_is_named_with_its_call_and_recorded_by_the_next_turn(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # The reviewer's "shipped" reached no store. The report node's warning used to end with the
     # store's "the next call tries again", and the next turn's warning advised moving the report
-    # node, which is no help here: the next outcome (another turn's) would then be recorded for it.
+    # node, which is no help here: the next outcome (another turn's) was then recorded for it.
     lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
     lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
     app = reviewed_graph(lam, tmp_path / "checkpoints.db")
@@ -56,11 +57,35 @@ def test_a_review_the_store_refused_is_named_with_the_call_that_records_it(
     record = f"lam.report({episode!r}, 'shipped')"
     assert record in caplog.text, caplog.text
 
-    with warnings.catch_warnings(record=True) as said:
+    # The store is back as the next turn starts: its recall records the refused outcome for the episode it
+    # belongs to, before the thread's next outcome (this turn's "accepted") could reach it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        second = app.invoke({"messages": [HumanMessage("and the tests?")], "lamar_context": CONTEXT}, config)
+        app.invoke(Command(resume="accepted"), config)
+    assert lam.episode(episode).signal == "shipped"
+    assert lam.episode(second["lamar_episode_id"]).signal == "accepted"
+
+
+def test_a_refused_outcome_still_unrecorded_as_the_next_turn_starts_is_named_with_its_call(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+    lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
+    app = reviewed_graph(lam, tmp_path / "checkpoints.db")
+    config = {"configurable": {"thread_id": "1"}}
+    episode = app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": CONTEXT},
+                         config)["lamar_episode_id"]
+
+    def store_down(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("cannot reach the store; nothing was sent, and the next call tries again")
+
+    lam.report = store_down  # type: ignore[method-assign]
+    with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"), warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
+        app.invoke(Command(resume="shipped"), config)
         app.invoke({"messages": [HumanMessage("and the tests?")], "lamar_context": CONTEXT}, config)
+    del lam.report
+    record = f"lam.report({episode!r}, 'shipped')"
     text = " ".join(str(w.message) for w in said)
     assert record in text and "the store refused" in text, text
-    lam.report(episode, "shipped")  # what the warnings say, once the store is back
-    app.invoke(Command(resume="accepted"), config)
-    assert lam.episode(episode).signal == "shipped"
+    assert lam.episode(episode).signal is None
