@@ -35,22 +35,28 @@ def reviewed_graph(lam: Lamar, checkpoints: Path) -> Any:
     return graph.compile(checkpointer=SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False)))
 
 
-def test_a_review_the_store_refused_is_named_with_its_call_and_recorded_by_the_next_turn(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # The reviewer's "shipped" reached no store. The report node's warning used to end with the
-    # store's "the next call tries again", and the next turn's warning advised moving the report
-    # node, which is no help here: the next outcome (another turn's) was then recorded for it.
+def _store_down(*args: Any, **kwargs: Any) -> None:
+    raise StoreError("cannot reach the store; nothing was sent, and the next call tries again")
+
+
+def _first_turn(tmp_path: Path) -> tuple[Lamar, Any, Any, str]:
+    """A thread of the reviewed graph waiting for its first review: the engine, the graph, its config and the
+    turn's episode."""
     lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
     lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
     app = reviewed_graph(lam, tmp_path / "checkpoints.db")
     config = {"configurable": {"thread_id": "1"}}
     first = app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": CONTEXT}, config)
-    episode = first["lamar_episode_id"]
+    return lam, app, config, first["lamar_episode_id"]
 
-    def store_down(*args: Any, **kwargs: Any) -> None:
-        raise StoreError("cannot reach the store; nothing was sent, and the next call tries again")
 
-    lam.report = store_down  # type: ignore[method-assign]
+def test_a_review_the_store_refused_is_named_with_its_call_and_recorded_by_the_next_turn(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The reviewer's "shipped" reached no store. The report node's warning used to end with the
+    # store's "the next call tries again", and the next turn's warning advised moving the report
+    # node, which is no help here: the next outcome (another turn's) was then recorded for it.
+    lam, app, config, episode = _first_turn(tmp_path)
+    lam.report = _store_down  # type: ignore[method-assign]
     with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"):
         app.invoke(Command(resume="shipped"), config)  # the graph still answers
     del lam.report
@@ -69,17 +75,8 @@ def test_a_review_the_store_refused_is_named_with_its_call_and_recorded_by_the_n
 
 def test_a_refused_outcome_still_unrecorded_as_the_next_turn_starts_is_named_with_its_call(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
-    lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
-    app = reviewed_graph(lam, tmp_path / "checkpoints.db")
-    config = {"configurable": {"thread_id": "1"}}
-    episode = app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": CONTEXT},
-                         config)["lamar_episode_id"]
-
-    def store_down(*args: Any, **kwargs: Any) -> None:
-        raise StoreError("cannot reach the store; nothing was sent, and the next call tries again")
-
-    lam.report = store_down  # type: ignore[method-assign]
+    lam, app, config, episode = _first_turn(tmp_path)
+    lam.report = _store_down  # type: ignore[method-assign]
     with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"), warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         app.invoke(Command(resume="shipped"), config)
