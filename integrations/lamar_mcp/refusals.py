@@ -49,9 +49,11 @@ def guarded(call: Any, store: object) -> Any:
     except StoreError as exc:
         raise ToolError(_store_failure(exc, store)) from exc
     except LamarError as exc:
+        from lamar.whatif.ask import unknown_lesson
+
         said = str(exc)
-        if isinstance(exc.__cause__, UnknownExperience) and exc.advice:  # whatif's without:ID of no lesson
-            said = said.removesuffix(exc.advice).removesuffix(exc.__cause__.note) + _no_lesson(exc.__cause__, "")
+        if (cause := unknown_lesson(exc)) is not None:
+            said = said.removesuffix(exc.advice).removesuffix(cause.note) + _no_lesson(cause, "")
         elif (step := _whatif_step(exc.advice)) is not None:
             said = said.removesuffix(exc.advice) + step
         raise ToolError(said) from exc

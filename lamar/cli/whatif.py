@@ -7,7 +7,7 @@ import datetime
 import math
 import time
 
-from lamar._errors import InvalidArgument, UnknownExperience, advised
+from lamar._errors import InvalidArgument, advised
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, visible
 from lamar.cli.session import UsageError, open_engine
@@ -15,7 +15,7 @@ from lamar.listing import LS_ADVICE
 from lamar.typed import typed_number
 from lamar.whatif import Estimate, WhatIfReport, whatif
 from lamar.whatif.alternatives import NOTHING_PROVEN
-from lamar.whatif.ask import spelt_out
+from lamar.whatif.ask import spelt_out, unknown_lesson
 from lamar.whatif.report import EXACT, HEADLINE, THIN
 
 
@@ -140,8 +140,8 @@ def cmd_whatif(args: argparse.Namespace) -> int:
         try:
             report = whatif(lam, policies or None, since=since, scope=scope or None)
         except InvalidArgument as exc:
-            if isinstance(exc.__cause__, UnknownExperience) and exc.advice:  # without:ID of no lesson
-                raise advised(InvalidArgument, str(exc).removesuffix(exc.advice), LS_ADVICE) from exc.__cause__
+            if (cause := unknown_lesson(exc)) is not None:
+                raise advised(InvalidArgument, str(exc).removesuffix(exc.advice), LS_ADVICE) from cause
             raise
         # Only the table says how many compacted episodes it leaves out: --json skips the count.
         compacted = 0 if args.json else int(lam.stats()["compacted"]["episodes"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lamar._errors import InvalidArgument, InvalidContext, UnknownExperience, advised, echoed
+from lamar._errors import InvalidArgument, InvalidContext, LamarError, UnknownExperience, advised, echoed
 from lamar.arguments import unknown
 from lamar.experience import check_context
 from lamar.listing import named
@@ -151,6 +151,13 @@ def _check_held(spec: str, lam: Lamar, log: Log) -> bool:
         raise advised(InvalidArgument, f"policy {echoed(spec)}: {str(said).removesuffix(said.advice)}",
                       said.advice) from said
     return True
+
+
+def unknown_lesson(exc: LamarError) -> UnknownExperience | None:
+    """The engine's refusal behind `exc` when `exc` is whatif's refusal of `without:ID` for no lesson the store
+    holds (each front words its own advice from it), else None."""
+    cause = exc.__cause__
+    return cause if isinstance(exc, InvalidArgument) and isinstance(cause, UnknownExperience) and exc.advice else None
 
 
 def _never_eligible(lam: Lamar, lesson: str) -> str:
