@@ -16,44 +16,37 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lamar import Experience, Lamar, LamarError, Scope, Status, StoreError, UnknownExperience, Verdict
+from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
 from lamar.cli.charts import injection_bars
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
-from lamar.loopback import other_user
 from lamar.safety.boundary import TEXT_FIELDS, normalized, prompt_form
 from lamar.search import matching
 from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
-from lamar_ui import pages
+from lamar_ui import form_pages, pages
 from lamar_ui.answered import Answers
-from lamar_ui.answers import forbidden, moving_on, no_page, not_here, store_failed
+from lamar_ui.answers import no_page, not_here
 from lamar_ui.bidi import lesson, said
-from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
+from lamar_ui.forms import choice, page_number, pairs, same_token, segments
+from lamar_ui.guard import Forbidden, TokenGuard
 from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.rules_hint import rules_hint
 from lamar_ui.sleep_review import SleepReview
 
 STATIC = Path(__file__).with_name("static")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 _CHART_POINTS = 150
 PAGE_ROWS = 200  # lessons in one page of the table: a team's store holds thousands
 _EPISODE_ROWS = 100
-
-
-class Forbidden(Exception):
-    """A request without the launch token, or a cross-site write."""
 
 
 _LEVERS = {
@@ -215,7 +208,7 @@ class UI:
         if request.method == "GET":
             question = (f"{lever.capitalize()} this lesson? <q>{lesson(exp)}</q> " + _LEVERS[lever])
             extra = _CONTEXTS_BOX if lever == "erase" else ""
-            body = pages.confirm_page(f"{back}/{lever}", question, self.token, {"reason": f"{lever}d in lamar ui"},
+            body = form_pages.confirm_page(f"{back}/{lever}", question, self.token, {"reason": f"{lever}d in lamar ui"},
                                       button=f"Yes, {lever}", back=back, extra=extra)
             return self._page(f"{lever.capitalize()} a lesson", body, "/")
         form = await self._form(request)
@@ -244,7 +237,7 @@ class UI:
         if request.method == "GET":
             values = {"precondition": exp.precondition, "action": exp.action, "rationale": exp.rationale,
                       "scope": " ".join(f"{k}={v}" for k, v in exp.scope.items())}
-            return self._page("Edit a lesson", pages.edit_page(exp, self.token, values), "/")
+            return self._page("Edit a lesson", form_pages.edit_page(exp, self.token, values), "/")
         form = await self._form(request)
         values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "keep", "version")}
         keep = values["keep"] == "yes"
@@ -266,7 +259,7 @@ class UI:
                             f"<code>{said(values['scope'] or 'everywhere')}</code>. "
                             + ("Its evidence is kept (a wording fix)." if keep else
                                "Its evidence restarts: the new text must earn its own verdict."))
-                body = pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
+                body = form_pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
                                           back=back)
                 return self._page("Edit a lesson", body, "/", answer=True)
             await run_in_threadpool(lambda: self.writer.edit(
@@ -274,13 +267,14 @@ class UI:
                 rationale=values["rationale"], scope=scope, evidence="keep" if keep else "restart",
                 reason="edited in lamar ui"))
         except (LamarError, ValueError) as exc:
-            return self._page("Edit a lesson", pages.edit_page(exp, self.token, values, str(exc)), "/", answer=True)
+            body = form_pages.edit_page(exp, self.token, values, str(exc))
+            return self._page("Edit a lesson", body, "/", answer=True)
         return RedirectResponse(back, status_code=303)
 
     async def add(self, request: Request) -> Response:
         """GET: the form. POST without confirm: a review of the lesson. POST with confirm: add it."""
         if request.method == "GET":
-            return self._page("Add a lesson", pages.add_page(self.token, {}), "/add")
+            return self._page("Add a lesson", form_pages.add_page(self.token, {}), "/add")
         form = await self._form(request)
         values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "id")}
         try:
@@ -291,11 +285,11 @@ class UI:
                 values["id"] = new_id("exp")  # the confirmation adds under this id, once
                 question = (f"Add this lesson? <q>{lesson(normalized(exp))}</q> scope "
                             f"<code>{said(values['scope'] or 'everywhere')}</code>")
-                body = pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
+                body = form_pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
                 return self._page("Add a lesson", body, "/add", answer=True)
             exp_id = await run_in_threadpool(self._add_once, exp)
         except (LamarError, ValueError) as exc:
-            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add", answer=True)
+            return self._page("Add a lesson", form_pages.add_page(self.token, values, str(exc)), "/add", answer=True)
         return RedirectResponse(f"/lessons/{quote(exp_id, safe='')}", status_code=303)
 
     async def add_many(self, request: Request) -> Response:
@@ -310,7 +304,7 @@ class UI:
                        read_lessons(text, name="the text", scope=pairs(scope), status="active", via="lamar ui")]
             if form.get("confirm") != "yes":
                 ids = [new_id("exp") for _ in lessons]  # the confirmation adds under these ids, once
-                return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons, ids),
+                return self._page("Add lessons", form_pages.many_confirm_page(self.token, text, scope, lessons, ids),
                                   "/add", answer=True)
             ids = str(form.get("ids", "")).split() or [new_id("exp") for _ in lessons]
             if len(ids) != len(lessons) or len(set(ids)) != len(ids):
@@ -318,12 +312,12 @@ class UI:
             lessons = [dataclasses.replace(exp, id=exp_id) for exp, exp_id in zip(lessons, ids)]
         except (LamarError, ValueError) as exc:
             values = {"lessons": text, "many_scope": scope}
-            return self._page("Add a lesson", pages.add_page(self.token, values, rules_hint(str(exc))), "/add",
+            return self._page("Add a lesson", form_pages.add_page(self.token, values, rules_hint(str(exc))), "/add",
                               answer=True)
         added, failure = await run_in_threadpool(self._add_all, lessons)
         if not failure:
             return RedirectResponse("/", status_code=303)
-        body = pages.many_confirm_page(self.token, text, scope, lessons, ids, added=added, error=failure)
+        body = form_pages.many_confirm_page(self.token, text, scope, lessons, ids, added=added, error=failure)
         return self._page("Add lessons", body, "/add", answer=True)
 
     def _add_all(self, lessons: list[Experience]) -> tuple[list[str], str]:
@@ -407,54 +401,6 @@ class UI:
                           answer=answer)
         page.status_code = 404
         return page
-
-
-class TokenGuard(BaseHTTPMiddleware):
-    """Every request needs the launch token: from `?token=` once (then a cookie), else 403."""
-
-    def __init__(self, app: Any, ui: UI) -> None:
-        super().__init__(app)
-        self.ui = ui
-
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        ui = self.ui
-        cookie = ui.cookie((request.scope.get("server") or ("", 0))[1])
-        given = request.query_params.get("token")
-        # Another user is refused even with the token: a browser sends the cookie to their page on any port of 127.0.0.1
-        # in a worker thread: where netlink is refused the check reads the machine's whole socket table
-        if await run_in_threadpool(other_user, request.scope.get("client"), request.scope.get("server")):
-            response: Response = forbidden(REFUSAL)
-        elif given is not None and same_token(given, ui.token):
-            # Not a redirect: sent on by a page elsewhere (the file that opens the browser), the browser
-            # would hold the SameSite=Strict cookie back from a redirect in that same chain, and show 403.
-            # A page of this origin that moves on starts a same-site navigation, which carries it. Every
-            # visit gets it: a browser that sends no Sec-Fetch-Site cannot say where it came from.
-            response = HTMLResponse(moving_on(request.url.path))
-            response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
-        elif request.url.path.startswith("/static/"):  # never a kept answer: those need the token
-            response = await _answer(request, call_next)
-        elif same_token(request.cookies.get(cookie, ""), ui.token):
-            response = await ui.answers.around(request, lambda: _answer(request, call_next))
-        else:
-            response = forbidden("open the address that `lamar ui` printed: it carries this launch's token")
-        response.headers["Content-Security-Policy"] = _CSP
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would make forms post Origin: null
-        response.headers["Cache-Control"] = "no-store"
-        return response
-
-
-async def _answer(request: Request, call_next: RequestResponseEndpoint) -> Response:
-    """The app's response to a request that carries the token, its failures answered as pages."""
-    try:
-        return await call_next(request)
-    except Forbidden as exc:
-        return forbidden(str(exc))
-    except StoreError as exc:  # the store itself failed (its file deleted, say), not this request
-        return store_failed(str(exc))
-    except Exception:  # noqa: BLE001 - a bug still answers with the security headers, not a bare 500
-        return HTMLResponse("<!DOCTYPE html><title>Error</title><p>lamar ui failed on this request; "
-                            "the store is unchanged</p>", status_code=500)
 
 
 def create_app(ui: UI) -> Starlette:

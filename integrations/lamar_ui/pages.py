@@ -4,7 +4,7 @@ stored value escaped, no inline script or style (see `layout`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -196,92 +196,6 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
 
 def _lever_link(exp_id: str, lever: str) -> str:
     return f'<a class="button" href="/lessons/{quote(exp_id, safe="")}/{lever}">{lever.capitalize()}…</a>'
-
-
-def confirm_page(action: str, question: str, token: str, fields: Mapping[str, str], *, button: str,
-                 back: str, extra: str = "") -> str:
-    """A form that asks once more before a lever changes the store (`extra`: more inputs, as HTML)."""
-    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
-    return (f'<form class="confirm" method="post" action="{escape(action)}"><p>{question}</p>{hidden_token(token)}'
-            f'{inputs}{extra}<button type="submit" name="confirm" value="yes">{escape(button)}</button> '
-            f'<a href="{escape(back)}">Cancel</a></form>')
-
-
-def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
-    def field(name: str, label: str, hint: str) -> str:
-        return (f'<label>{label}<input name="{name}" dir="auto" value="{escape(values.get(name, ""))}" '
-                f'placeholder="{escape(hint)}"></label>')
-
-    return (
-        (f'<p class="error">{escape(error)}</p>' if error else "")
-        + '<form class="add" method="post" action="/add">' + hidden_token(token)
-        + field("precondition", "When", "the Xcode build fails after a dependency bump")
-        + field("action", "do", "clear DerivedData before rebuilding")
-        + field("rationale", "because", "stale module maps survive a clean build")
-        + field("scope", "Scope (key=value, space separated)", "project=trace language=swift")
-        + '<button type="submit" name="confirm" value="">Review…</button></form>'
-        + "<p>A new lesson starts as a cold arm: it is tried, held out at random, and earns its verdict.</p>"
-        + many_form(token, values)
-    )
-
-
-def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str = "") -> str:
-    """The form for a lesson's next version, filled with `values` (the lesson's own at first)."""
-    def field(name: str, label: str) -> str:
-        return f'<label>{label}<input name="{name}" dir="auto" value="{escape(values.get(name, ""))}"></label>'
-
-    checked = " checked" if values.get("keep") == "yes" else ""
-    return (
-        (f'<p class="error">{escape(error)}</p>' if error else "")
-        + f'<p class="lesson-text">{lesson(exp)}</p>'
-        + f'<form class="add" method="post" action="/lessons/{quote(exp.id, safe="")}/edit">' + hidden_token(token)
-        + f'<input type="hidden" name="version" value="{exp.version}">'  # the version this text replaces
-        + field("precondition", "When") + field("action", "do") + field("rationale", "because")
-        + field("scope", "Scope (key=value, space separated)")
-        + f'<label class="check"><input type="checkbox" name="keep" value="yes"{checked}> Keep the evidence: a '
-        "wording fix that changes neither the action nor the scope</label>"
-        + '<button type="submit" name="confirm" value="">Review…</button></form>'
-        + "<p>The lesson keeps its id and its history. Its evidence restarts unless kept: a new text is a new "
-        "treatment, which must earn its own verdict.</p>"
-    )
-
-
-def many_form(token: str, values: Mapping[str, str]) -> str:
-    """Many lessons at once, as `lamar add --from` reads them: Markdown bullets or JSON lines."""
-    return (
-        '<h2>Many lessons at once</h2><form class="many" method="post" action="/add/many">' + hidden_token(token)
-        + '<label>One lesson per line: a Markdown bullet "- When X, do Y, because Z" or a JSON object '
-        '{"precondition": …, "action": …}<textarea name="lessons" dir="auto" rows="8">'
-        + escape(values.get("lessons", "")) + "</textarea></label>"
-        + '<label>Scope for all of them<input name="scope" dir="auto" value="' + escape(values.get("many_scope", ""))
-        + '" placeholder="project=trace"></label>'
-        + '<button type="submit" name="confirm" value="">Review…</button></form>'
-    )
-
-
-def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience], ids: Sequence[str],
-                      *, added: Collection[str] = (), error: str = "") -> str:
-    """Every lesson the text holds, once more before any is written (`ids`: the ids they will take).
-    After a store failed part-way (`error`), each lesson says whether it was added (`added`: ids)."""
-    def mark(exp_id: str) -> str:
-        if not error:
-            return ""
-        return (f' <strong class="added">added</strong> <code>{escape(exp_id)}</code>' if exp_id in added
-                else ' <strong class="error">not added</strong>')
-
-    items = "".join(f"<li>{lesson(e)} <code>{said(scope_text(e.scope))}</code>{mark(i)}</li>"
-                    for e, i in zip(lessons, ids))
-    rest = len([i for i in ids if i not in added])
-    question = (f"Add the {plural(rest, 'lesson')} not added?" if error
-                else "Add this lesson?" if len(lessons) == 1 else f"Add these {plural(len(lessons), 'lesson')}?")
-    return ((f'<p class="error">{escape(error)}</p>' if error else "")
-            + f'<form class="confirm" method="post" action="/add/many"><p>{question}</p>'
-            f"<ol>{items}</ol>{hidden_token(token)}"
-            f'<textarea name="lessons" hidden>{escape(text)}</textarea>'
-            f'<input type="hidden" name="scope" value="{escape(scope)}">'
-            f'<input type="hidden" name="ids" value="{escape(" ".join(ids))}">'
-            f'<button type="submit" name="confirm" value="yes">Yes, add {plural(rest, "lesson")}</button> '
-            '<a href="/add">Cancel</a></form>')
 
 
 def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str, Any]], texts: Mapping[str, str],
@@ -488,5 +402,5 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     return form + note + "".join(rows)
 
 
-__all__ = ["add_page", "confirm_page", "edit_page", "episodes_page", "layout", "lesson_page", "lessons_page",
-           "many_confirm_page", "many_form", "preview_page", "sleep_page", "whatif_page"]
+__all__ = ["episodes_page", "hidden_token", "layout", "legend", "lesson_page", "lessons_page", "preview_page",
+           "sleep_page", "whatif_page"]

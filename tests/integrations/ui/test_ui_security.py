@@ -177,7 +177,7 @@ def test_the_owner_of_a_connection_is_asked_off_the_event_loop(monkeypatch: pyte
 
     from starlette.testclient import TestClient
 
-    import lamar_ui.app as app_module
+    from lamar_ui import guard
     from lamar_ui.app import UI, create_app
 
     loops: list[threading.Thread] = []
@@ -187,7 +187,7 @@ def test_the_owner_of_a_connection_is_asked_off_the_event_loop(monkeypatch: pyte
         asked.append(threading.current_thread())
         return False
 
-    monkeypatch.setattr(app_module, "other_user", other_user)
+    monkeypatch.setattr(guard, "other_user", other_user)
     app = create_app(UI(Lamar(":memory:"), token="t0k", report_path=tmp_path / "report.json"))
 
     async def noting_the_loop(scope: Any, receive: Any, send: Any) -> None:
