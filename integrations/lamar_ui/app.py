@@ -172,6 +172,11 @@ class UI:
         `X/retire` would open lesson X's retire page.
         """
         parts = segments(request)[2:]
+        if request.method == "GET" and len(parts) > 1 and parts[0] and not parts[-1]:
+            # A slash typed or pasted after the address: the page without it, at its own address.
+            raw = request.scope.get("raw_path") or request.url.path.encode()
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(raw.decode("latin-1").split("?", 1)[0].rstrip("/") + query, status_code=307)
         if len(parts) == 1 and parts[0] and request.method == "GET":
             return await self.lesson(parts[0])
         if len(parts) == 2 and parts[1] == "edit":

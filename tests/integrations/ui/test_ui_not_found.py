@@ -73,3 +73,20 @@ def test_a_form_sent_to_a_page_that_takes_none_says_so(tmp_path: Path) -> None:
             _get(url, "/episodes", {"x": "1"})
         assert caught.value.code == 405
         assert "/episodes takes no form: open it" in caught.value.read().decode()
+
+
+@pytest.mark.parametrize("tail, css", [("", "p.lesson-text"), ("/edit", "form.add"), ("/retire", "form.confirm")])
+def test_a_lessons_address_with_a_slash_at_its_end_opens_that_page(tmp_path: Path, browser,  # noqa: F811
+                                                                   tail: str, css: str) -> None:
+    # `/lessons/ID/` (a slash typed or pasted after the id) answered "no lever ''": a 404 for a lesson shown
+    # a click before. It is the page without the slash, at the address without it.
+    store = tmp_path / "lessons.db"
+    with Lamar(str(store)) as lam:
+        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(store) as url:
+        base = url.split("/?")[0]
+        browser.get(url)
+        browser.get(f"{base}/lessons/{exp_id}{tail}/")
+        assert browser.current_url == f"{base}/lessons/{exp_id}{tail}"
+        assert browser.find_elements(By.CSS_SELECTOR, css), browser.find_element(By.TAG_NAME, "main").text
+        assert _status(url, f"/lessons/{exp_id}{tail}/") == 200
