@@ -180,6 +180,8 @@ class SleepReview:
             if data is None or decision not in ("approved", "rejected") or \
                     pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
                 return "that proposal is not in the current report: run sleep again"
+            if pid in data.get(decision, []):  # the same decision again: the report holds it already
+                return _again(self._writer(), data, pid, decision)
             other = "rejected" if decision == "approved" else "approved"
             order = [p["id"] for p in data["proposals"]]
             chosen = set(data.get(decision, [])) | {pid}
@@ -272,6 +274,18 @@ def _remembered(lam: Lamar, data: dict[str, Any], pid: str, decision: str) -> st
         return "; its rejection undone" if lam.unreject(pid) else ""
     except LamarError as exc:
         return f" (the store did not record it: {_said(exc)})"
+
+
+def _again(lam: Lamar, data: dict[str, Any], pid: str, decision: str) -> str:
+    """What the same decision made again says: that nothing changed, what holds, and how to undo it."""
+    trouble = _remembered(lam, data, pid, decision)  # a store that missed the first click records it now
+    if trouble.startswith(" ("):  # the store could not record it: that is what there is to say
+        return f"{printed_id(pid)} was already {decision}{trouble}"
+    if decision == "rejected":
+        return (f"{printed_id(pid)} was already rejected: nothing changed. Sleep leaves it out until what it rests on "
+                "changes; Approve on its card takes the rejection back.")
+    return (f"{printed_id(pid)} was already approved: nothing changed. Apply carries it out; Reject on its card "
+            "withdraws the approval.")
 
 
 def _said(exc: Exception) -> str:
