@@ -5,16 +5,30 @@ from __future__ import annotations
 
 import re
 
-# A verdict on an act, or leave to do it: "... is prohibited", "... need confirmation", "Feel free to rebase".
-# Whose approval it takes may stand between ("needs a lead's approval", "requires a DBA review"), a few words.
+# A verdict on an act, or leave to do it: "... is off-limits", "... need confirmation", "Feel free to rebase".
+# Whose approval it takes may stand between ("needs a lead's approval", "requires a DBA review"), a few words,
+# as may the record a team's process asks for before the act ("requires an ADR", "needs an RFC").
 _SAYS = re.compile(
-    r"\b(?:under\s+no\s+circumstances|prohibited|disallowed|off-limits|not\s+(?:allowed|permitted)"
-    r"|(?:requires?|needs?)\s+(?:[\w'’-]+\s+){0,3}?(?:confirmation|approval|permission|consent|sign-off|review)"
+    r"\b(?:under\s+no\s+circumstances|off-limits"
+    r"|(?:requires?|needs?)\s+(?:[\w'’-]+\s+){0,3}?(?:confirmation|approval|permission|consent|sign-?off|review"
+    r"|adr|rfc|design\s+doc(?:ument)?|go-ahead)(?![\w-])"
     r"|feel\s+free\s+to|you\s+may|(?:^|(?:it['’]?s|it\s+is)\s+)(?:ok|okay|fine|safe)\s+to"
     # "Amending pushed commits is frowned upon", "Skipping hooks is a no-go": a verdict after "is" or "are"
-    r"|(?:is|are)\s+(?:(?:strongly|highly|generally|heavily|very)\s+)?(?:discouraged|banned|frowned\s+upon"
+    r"|(?:is|are)\s+(?:(?:strongly|highly|generally|heavily|very)\s+)?(?:discouraged|frowned\s+upon"
     r"|a\s+no-go|unacceptable|not\s+(?:ok|okay|acceptable|fine))(?![\w-]))",
     re.IGNORECASE)
+# A verdict a law or a vendor also gives a thing ("The API is banned in some regions"), and leave that also says a
+# thing works ("The build is fine on Linux"): a rule when it is on an act (`_ACT`), or on what a project writes.
+_BANS = re.compile(r"\b(?:prohibited|disallowed|banned|not\s+(?:allowed|permitted))(?![\w-])", re.IGNORECASE)
+_LEAVE = re.compile(r"\b(?:is|are)\s+(?:(?:perfectly|totally|completely|always|generally)\s+)?(?:fine|ok|okay"
+                    r"|acceptable|allowed|permitted|encouraged|welcome)(?![\w-])", re.IGNORECASE)
+# An act: an -ing form ("Squashing commits", "Force-pushing"), or the use of something. "Something", "String",
+# "During" and "Spring" end as one does and name none.
+_ACT = re.compile(r"^[*_\s]*(?:(?:the\s+)?(?:use|usage)\s+of\b|(?![a-z]*thing\b|string\b|spring\b|during\b)"
+                  r"(?:[a-z]+-)?[a-z]{2,}ing\b)", re.IGNORECASE)
+# "The API ...", "Our old vendor ...": a thing the project has or deals with, which a ban on it only reports;
+# a code span or a quoted word ("The `any` type") names what the project's code or text holds.
+_THING = re.compile(r"^[*_\s]*(?:the|this|that|our|their|its|his|her)\s+[^`'\"“‘]*$", re.IGNORECASE)
 # "No longer <verb> ...": what not to do any more; "(no longer)" in brackets marks a rule taken back instead.
 _NO_LONGER = re.compile(r"^[*_`\s]*no\s+longer\s+(\S.*)$", re.IGNORECASE)
 # "No <act> ...": what not to do, named with no verb of its own ("No emojis in commit messages"); "No tests
@@ -38,6 +52,12 @@ def directs_otherwise(text: str) -> bool:
     """
     if _SAYS.search(text):
         return True
+    ban = _BANS.search(text)
+    if ban and (_ACT.match(text) or not _THING.match(text[:ban.start()])):
+        return True
+    leave = _LEAVE.search(text)
+    if leave and _ACT.match(text):
+        return True  # "Squashing commits is fine", not "The build is fine on Linux"
     stops = _NO_LONGER.match(text)
     if stops:
         from lamar.sentence import opens_with_verb

@@ -73,3 +73,28 @@ def test_the_labelled_rules_lines_read_as_labelled() -> None:
     assert len(read) >= 60
     assert [(n, text, label, got) for n, text, label, got, _ in read
             if got != {"rule": "imported", "prose": "left out", "repeat": "repeat"}[label]] == []
+
+
+@pytest.mark.parametrize(("line", "shown"), [
+    ("Squashing commits is fine", "squashing commits is fine"),
+    ("Rebasing your own branch is perfectly okay", "rebasing your own branch is perfectly okay"),
+    ("Using `print` in scripts/ is allowed", "using `print` in scripts/ is allowed"),
+    ("Creating new top-level packages requires an ADR", "creating new top-level packages requires an ADR"),
+    ("Changing the public API needs an RFC first", "changing the public API needs an RFC first"),
+    ("The `any` type is banned", "the `any` type is banned"),
+    ("The use of `eval` is prohibited", "the use of `eval` is prohibited"),
+])
+def test_a_permission_or_a_gate_on_an_act_is_a_rule(tmp_path: Path, line: str, shown: str) -> None:
+    lessons, _ = _import(tmp_path, line)
+    assert lessons == [f"When working on shop (Git), {shown}."]
+
+
+@pytest.mark.parametrize("line", [
+    "The API is banned in some regions",
+    "Our old vendor is not allowed to bid since 2023",
+    "The build is fine on Linux",
+    "Everything is okay on staging",
+])
+def test_a_verdict_on_a_thing_the_project_does_not_do_describes(tmp_path: Path, line: str) -> None:
+    lessons, skipped = _import(tmp_path, line)
+    assert (lessons, skipped) == ([], [DESCRIBES])
