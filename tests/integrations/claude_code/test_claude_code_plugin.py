@@ -38,6 +38,8 @@ def test_the_manifests_pass_claude_plugin_validate_strict(claude_env: dict[str, 
         assert done.returncode == 0, done.stdout + done.stderr
         report = json.loads(done.stdout)
         assert report["success"] and not report["manifest"]["errors"] and not report["manifest"]["warnings"]
+        # The advice a user sees under the verdict: a README with no line that installs the plugin.
+        assert not report.get("advice"), report["advice"]
     provides = json.loads(_claude(claude_env, "plugin", "validate", "--json", str(PLUGIN)).stdout)["provides"]
     assert {h["event"] for h in provides["hooks"]} == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop",
                                                         "SessionEnd"}
