@@ -407,15 +407,16 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
 
     from lamar_mcp.wire import readable
 
-    # MCPServer.run_stdio_async, with the read stream wrapped: that method takes no stream, and
-    # the SDK's stdio transport would leave a line holding a lone surrogate unanswered.
+    # MCPServer.run_stdio_async, with the read stream wrapped: that method takes no stream, and the SDK's
+    # stdio transport would leave a line it cannot read (a lone surrogate, no JSON, no message) unanswered.
     lowlevel = server._lowlevel_server
     deliveries, broken = Deliveries(), False
     watching = WATCHING.set(deliveries)  # before the streams start, so that every request's context holds it
     try:
         async with stdio_server() as (read, write):
+            answers = deliveries.watch(write)
             try:
-                await lowlevel.run(readable(read), deliveries.watch(write), lowlevel.create_initialization_options())
+                await lowlevel.run(readable(read, answers), answers, lowlevel.create_initialization_options())
             except anyio.get_cancelled_exc_class():
                 # The session is torn down under the run (its writer failed on the pipe, say): settled now, as
                 # the transport then waits for the client to close stdin, which a client may never do.

@@ -1,0 +1,74 @@
+"""Lines on `lamar mcp`'s stdin that are no JSON-RPC message, written as raw bytes to a real process: each is
+answered with the JSON-RPC 2.0 error it calls for, said in one line on stderr, and the server serves on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from lamar_mcp.launch import child_env, lamar_command
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw", "version": "0"}}}
+DIGITS = b"9" * 5000  # valid JSON, and a number no JSON reader of this SDK takes
+PARSE, INVALID = -32700, -32600
+
+# (what is written, the (id, code) it is answered with; None: no answer)
+LINES: list[tuple[bytes, tuple[Any, int] | None]] = [
+    (b"password hunter2", (None, PARSE)),
+    (b"\xff\xfe{", (None, PARSE)),  # not UTF-8, and no JSON once read as U+FFFD
+    (b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"n": ' + DIGITS + b"}}", (3, INVALID)),
+    (b'{"jsonrpc": "2.0", "id": ' + DIGITS + b', "method": "ping"}', (None, INVALID)),  # an id it cannot read
+    (b'{"jsonrpc": "2.0", "id": 7, "method": 3}', (7, INVALID)),
+    (b'[{"jsonrpc": "2.0", "id": 8, "method": "ping"}]', (None, INVALID)),  # a batch: MCP takes none
+    (b'{"jsonrpc": "2.0", "id": 9, "result": "ok"}', (None, INVALID)),  # a reply, whose id names no request of ours
+    (b'{"jsonrpc": "2.0", "id": "ten", "method": "tools/call", "params": [1]}', ("ten", INVALID)),
+    (b'{"id": 11, "method": "ping"}', (11, INVALID)),
+    (b"   ", None),  # blank: no message, so nothing to answer
+]
+
+
+async def _serve(store: Path) -> tuple[list[dict[str, Any]], str, int]:
+    """Write INITIALIZE, every line of LINES and a ping as raw bytes; return what came back until the ping's
+    answer, then stderr and the exit status once stdin is closed."""
+    process = await anyio.open_process([*lamar_command(), "mcp", "--store", str(store)], env=child_env(),
+                                       stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    answers: list[dict[str, Any]] = []
+    with anyio.fail_after(120):  # a bound on a hang: a line left unanswered would leave this waiting
+        buffered = b""
+        lines = [json.dumps(INITIALIZE).encode(), b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+                 *(line for line, _ in LINES), b'{"jsonrpc": "2.0", "id": 99, "method": "ping"}']
+        await process.stdin.send(b"".join(line + b"\n" for line in lines))
+        while not answers or answers[-1].get("id") != 99:
+            chunk = await process.stdout.receive()
+            *complete, buffered = (buffered + chunk).split(b"\n")
+            answers.extend(json.loads(line) for line in complete)
+        await process.stdin.aclose()
+        status = await process.wait()
+        errors = b""
+        async for chunk in process.stderr:
+            errors += chunk
+    return answers, errors.decode(), status
+
+
+async def test_each_line_that_is_no_message_is_answered_as_json_rpc_says_and_logged(store: Path) -> None:
+    answers, stderr, status = await _serve(store)
+    assert answers[0]["id"] == 0 and "result" in answers[0], answers[0]
+    expected = [answer for _, answer in LINES if answer is not None]
+    assert [(a["id"], a["error"]["code"]) for a in answers[1:-1]] == expected, answers
+    assert answers[-1] == {"jsonrpc": "2.0", "id": 99, "result": {}}  # the server serves on
+    for answer in answers[1:-1]:
+        assert answer["jsonrpc"] == "2.0" and answer["error"]["message"], answer
+    assert "5000 digits" in answers[3]["error"]["message"]
+    assert "batch" in answers[6]["error"]["message"]
+    dropped = [line for line in stderr.splitlines() if line.startswith("lamar mcp: ")]
+    assert len(dropped) == len(expected), stderr
+    assert [str(code) in line for line, (_, code) in zip(dropped, expected)] == [True] * len(expected), stderr
+    assert "hunter2" not in stderr  # what a line held stays off the log: it may be a secret
+    assert status == 0, stderr
