@@ -252,15 +252,24 @@ _WITHOUT_MODEL = " (without a model: retire, narrow, merge, promote, contradicti
 
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
                texts: Mapping[str, str], token: str, *, has_report: bool, model: str, message: str,
-               approved: Sequence[str] = (), applied: int = 0) -> str:
+               approved: Sequence[str] = (), applied: int = 0, focus: str = "") -> str:
     """Run sleep; each proposal with its evidence when proposed and now, side by side; approve,
     reject, apply. Decisions are written into the same report file `lamar review` writes; the
     Apply form names the `approved` proposals shown, so Apply acts on what was seen.
-    `proposals` are those left to decide; `applied` counts the report's others, applied already."""
+    `proposals` are those left to decide; `applied` counts the report's others, applied already.
+    `focus`: where the page opens focused, a proposal's id, "apply" or "said" (the `message`); a screen
+    reader says the message there too, as the focused element's description."""
     run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
            f'{escape(" with " + model) if model else _WITHOUT_MODEL}'
            "</button></form>")
-    head = (f'<p class="message">{escape(message)}</p>' if message else "") + run
+
+    def focused(name: str, *, own: bool = False) -> str:
+        if focus != name:
+            return ""
+        return (" autofocus" + ("" if own else ' aria-describedby="said"')) if message else ""
+
+    head = (f'<div id="said" role="status" tabindex="-1"{focused("said", own=True)}><p class="message">'
+            f"{escape(message)}</p></div>" if message else "") + run
     if not has_report:
         return head + "<p>No sleep report yet. Sleep proposes; nothing changes until you approve and apply.</p>"
     if not proposals and not applied:
@@ -270,7 +279,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     if not proposals:
         return head + "<p>Nothing is left to decide; run sleep again for new proposals.</p>"
     cards = []
-    for p in proposals:
+    for n, p in enumerate(proposals, 1):
         decision = decisions.get(p.id, "undecided")
         lessons = "".join(  # each lesson's id beside its text: a merge's duplicates read alike
             f'<tr><td class="text"><a href="/lessons/{quote(i, safe="")}">'
@@ -288,7 +297,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'{label}</button></form>'
             for d, label in (("approved", "Approve"), ("rejected", "Reject")))
         cards.append(
-            f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(printed_id(p.kind))} '
+            f'<section class="proposal {decision}" data-id="{escape(p.id)}" tabindex="-1" '
+            f'aria-labelledby="proposal-{n}"{focused(p.id)}><h2 id="proposal-{n}">{escape(printed_id(p.kind))} '
             f'<code>{escape(printed_id(p.id))}</code> <span class="decision">{decision}</span></h2>'
             f"<p>{said(printed_reason(p.reason))}</p>{new}<table><thead><tr><th>lesson</th>"
             f"<th>evidence when proposed</th><th>evidence now</th></tr></thead><tbody>{lessons}</tbody></table>"
@@ -296,7 +306,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     waiting = sum(1 for d in decisions.values() if d == "approved")
     shown = "".join(f'<input type="hidden" name="approved" value="{escape(pid)}">' for pid in approved)
     apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}{shown}'
-             f'<button type="submit">Apply {plural(waiting, "approved proposal")}</button></form>'
+             f'<button type="submit"{focused("apply")}>Apply {plural(waiting, "approved proposal")}</button></form>'
              if waiting else "<p>Nothing approved is waiting to be applied.</p>")
     return head + "".join(cards) + apply
 

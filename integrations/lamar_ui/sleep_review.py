@@ -30,7 +30,7 @@ from lamar.cli.review import read_traces
 from lamar.last_sleep import record_sleep, recorded_by_caller
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.printed import printed_id, printed_reason
-from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
+from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport, already_applied
 from lamar.storable import storable_problem
 from lamar_ui import pages
 from lamar_ui.stoppable import Stoppable, Stopped
@@ -56,7 +56,9 @@ class SleepReview:
         self.traces = [traces] if isinstance(traces, str) else list(traces or ())  # one file, or several
         self.max_model_calls = max_model_calls
         self._page, self._form, self._texts = page, form, texts
-        self._notes: dict[str, str] = {}  # what a sleep button did, by the note id its redirect carries
+        # What a sleep button did, by the note id its redirect carries, and the proposal it decided ("" for Run
+        # sleep; None when what it did is all there is to read): focus goes to the next one to decide.
+        self._notes: dict[str, tuple[str, str | None]] = {}
 
     def _report(self) -> tuple[dict[str, Any] | None, str]:
         """The sleep report, and why it cannot be read: said on each page, not kept, so it goes
@@ -84,17 +86,18 @@ class SleepReview:
             return None, f"cannot read the sleep report {self.report_path}: {exc}"
         return data, ""
 
-    def _told(self, message: str) -> RedirectResponse:
+    def _told(self, message: str, *, after: str | None = None) -> RedirectResponse:
         """Back to the sleep page, carrying `message` to the tab that clicked and to no other: it
-        travels as a one-time id in the address, since every tab and browser shares this app."""
+        travels as a one-time id in the address, since every tab and browser shares this app.
+        `after`: the proposal just decided ("" after Run sleep), so the page focuses the next to decide."""
         note = secrets.token_urlsafe(12)
-        self._notes[note] = message
+        self._notes[note] = (message, after)
         while len(self._notes) > _NOTES_KEPT:  # dicts keep insertion order: drop the oldest
             del self._notes[next(iter(self._notes))]
         return RedirectResponse(f"/sleep?note={note}", status_code=303)
 
     async def sleep(self, request: Request) -> Response:
-        told = self._notes.get(request.query_params.get("note", ""), "")
+        told, after = self._notes.get(request.query_params.get("note", ""), ("", None))
 
         def build() -> str:
             data, problem = self._report()
@@ -124,7 +127,8 @@ class SleepReview:
             shown = [pid for pid in (data or {}).get("approved", []) if pid not in done]
             return pages.sleep_page(listed, decisions, now, self._texts(), self.token,
                                     has_report=data is not None, model=self.model or "", message=message,
-                                    approved=shown, applied=len(done))
+                                    approved=shown, applied=len(done),
+                                    focus=_next(listed, decisions, after) if told else "")
 
         return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
 
@@ -164,24 +168,24 @@ class SleepReview:
         try:
             message = await self.running.run(request, "Run sleep", run)
         except Stopped as exc:
-            message = str(exc)
+            return self._told(str(exc))
         except (LamarError, OSError, ValueError) as exc:
-            message = f"sleep failed: {_said(exc)}"
-        return self._told(message)
+            return self._told(f"sleep failed: {_said(exc)}")
+        return self._told(message, after="")
 
     async def sleep_decide(self, request: Request) -> Response:
         form = await self._form(request)
         pid, decision = str(form.get("proposal", "")), str(form.get("decision", ""))
 
-        def decide() -> str:
+        def decide() -> tuple[str, str | None]:
             data, problem = self._report()
             if problem:
-                return problem
+                return problem, None
             if data is None or decision not in ("approved", "rejected") or \
                     pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
-                return "that proposal is not in the current report: run sleep again"
+                return "that proposal is not in the current report: run sleep again", None
             if pid in data.get(decision, []):  # the same decision again: the report holds it already
-                return _again(self._writer(), data, pid, decision)
+                return _again(self._writer(), data, pid, decision), pid
             other = "rejected" if decision == "approved" else "approved"
             order = [p["id"] for p in data["proposals"]]
             chosen = set(data.get(decision, [])) | {pid}
@@ -189,19 +193,19 @@ class SleepReview:
             data[other] = [i for i in data.get(other, []) if i != pid]
             data["reviewed"] = time.time()
             save_report(str(self.report_path), data)  # the same record `lamar review` writes
-            return f"{printed_id(pid)} {decision}" + _remembered(self._writer(), data, pid, decision)
+            return f"{printed_id(pid)} {decision}" + _remembered(self._writer(), data, pid, decision), pid
 
-        def held() -> str:
+        def held() -> tuple[str, str | None]:
             # Read and written under the report's lock: a review saving meanwhile would otherwise drop
             # this decision, or this one that review's answers. Waited for in a thread, not in the loop.
             with report_held(str(self.report_path)):
                 return decide()
 
         try:
-            message = await run_in_threadpool(held)
+            message, decided = await run_in_threadpool(held)
         except (OSError, LamarError) as exc:  # a full disk: the page says so, the report there is left as it was
             return self._told(_said(exc))
-        return self._told(message)
+        return self._told(message, after=decided)
 
     async def sleep_apply(self, request: Request) -> Response:
         """Apply the approvals the clicked page showed, and only while the report still holds
@@ -236,6 +240,19 @@ class SleepReview:
             return self._told(f"the approvals changed since this page was shown (approved now: "
                               f"{', '.join(map(printed_id, result)) or 'none'}): check them, then apply again")
         return self._told(_applied_message(result))
+
+
+def _next(listed: Sequence[Proposal], decisions: Mapping[str, str], after: str | None) -> str:
+    """Where focus goes once a button has said what it did: the first proposal left to decide after the one
+    decided (`after`; "" after Run sleep), else Apply when approvals wait ("apply"), else what was said ("said")."""
+    if after is None:
+        return "said"
+    order = [p.id for p in listed]
+    start = order.index(after) + 1 if after in order else 0
+    undecided = [pid for pid in order[start:] + order[:start] if decisions.get(pid, "undecided") == "undecided"]
+    if undecided:
+        return undecided[0]
+    return "apply" if any(d == "approved" for d in decisions.values()) else "said"
 
 
 def _applied(lam: Lamar, report: SleepReport) -> tuple[set[str], str]:

@@ -41,7 +41,7 @@ def two_proposals(path: Path) -> None:
 def run_sleep(url: str) -> dict[str, str]:
     """Run sleep on the page of `two_proposals`' store: its proposal cards, id to kind."""
     assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 2 proposals")
-    return dict(re.findall(r'<section class="proposal \w+" data-id="([^"]+)"><h2>(\w+)', _get(url, "/sleep")))
+    return dict(re.findall(r'<section class="proposal \w+" data-id="([^"]+)"[^>]*><h2[^>]*>(\w+)', _get(url, "/sleep")))
 
 
 def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path) -> None:

@@ -1,0 +1,87 @@
+"""`lamar ui`'s sleep page with the keyboard alone: after each button, focus is where the next action is
+(the next proposal to decide, then Apply, then what Apply did), and what the button did is read out with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+selenium = pytest.importorskip("selenium")
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.integrations.ui.test_ui_apply import two_proposals
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+from tests.integrations.ui.test_ui_trial import serving
+
+# Where focus is, and what a screen reader says with it: the focused element's own words, then the text of
+# what its aria-describedby names, and whether that text sits in a live region (role="status").
+_FOCUSED = """
+const e = document.activeElement;
+const said = (e.getAttribute('aria-describedby') || '').split(' ').map(i => document.getElementById(i))
+  .filter(Boolean);
+const own = e.id === 'said' ? [e] : [];
+return [e.tagName.toLowerCase() + (e.id || e.dataset.id ? '#' + (e.id || e.dataset.id) : '') +
+        (e.className ? '.' + e.className : ''),
+        [...said, ...own].map(d => d.textContent).join(' '),
+        [...said, ...own].every(d => d.getAttribute('role') === 'status')];
+"""
+
+
+def _press(driver, key: str) -> None:  # type: ignore[no-untyped-def]
+    ActionChains(driver).send_keys(key).perform()
+
+
+def _tab_to(driver, css: str) -> None:  # type: ignore[no-untyped-def]
+    """Tab forward until the focused element matches `css`, as a keyboard user would."""
+    for _ in range(40):
+        if driver.execute_script("return document.activeElement.matches(arguments[0])", css):
+            return
+        _press(driver, Keys.TAB)
+    raise AssertionError(f"no {css} within 40 tabs")
+
+
+def _after(driver, page: str) -> tuple[str, str, bool]:  # type: ignore[no-untyped-def]
+    """Press Enter on the focused button, wait for the page it leads to: where focus is and what is said."""
+    old = driver.find_element("tag name", "html")
+    _press(driver, Keys.ENTER)
+    WebDriverWait(driver, 20).until(lambda d: d.find_element("tag name", "html") != old and
+                                    d.execute_script("return document.readyState") == "complete" and
+                                    page in d.current_url)
+    focused, said, live = driver.execute_script(_FOCUSED)
+    return focused, said, live
+
+
+def test_after_each_sleep_button_focus_is_on_the_next_thing_to_do(tmp_path: Path, browser) -> None:  # noqa: F811
+    # Every button led back to the page with focus at its top: a keyboard user tabbed through the header's
+    # links and Run sleep again to reach the first proposal, and a screen reader said nothing of the result.
+    path = tmp_path / "lessons.db"
+    two_proposals(path)
+    with serving(path) as url:
+        browser.get(url)
+        browser.get(url.split("/?")[0] + "/sleep")
+        _tab_to(browser, "form[action='/sleep/run'] button")
+        focused, said, live = _after(browser, "/sleep?note=")
+        first, second = browser.execute_script(
+            "return [...document.querySelectorAll('section.proposal')].map(s => s.dataset.id)")
+        assert focused.startswith(f"section#{first}."), focused
+        assert said.startswith("sleep made 2 proposals") and live, (said, live)
+
+        _tab_to(browser, f"section.proposal[data-id='{first}'] button[value='approved']")
+        focused, said, live = _after(browser, "/sleep?note=")
+        assert focused.startswith(f"section#{second}."), focused  # the next proposal to decide
+        assert said == f"{first} approved" and live, (said, live)
+
+        _tab_to(browser, f"section.proposal[data-id='{second}'] button[value='rejected']")
+        focused, said, live = _after(browser, "/sleep?note=")
+        assert focused == "button", focused  # none left to decide: Apply is next
+        assert browser.execute_script("return document.activeElement.textContent") == "Apply 1 approved proposal"
+        assert said.startswith(f"{second} rejected") and live, (said, live)
+
+        focused, said, live = _after(browser, "/sleep?note=")
+        assert focused == "div#said", focused  # what Apply did, read out where focus lands
+        assert said == "applied 1, skipped 0" and live, (said, live)
+        outline = browser.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"  # a sighted keyboard user sees where focus is
