@@ -48,11 +48,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                    busy="restart the server once that writer is done (reopen your MCP client, or run `lamar mcp` "
                         "again)")
     if args.read_only:
+        from lamar.store.json_file import JsonStore
         from lamar.store.postgres.store import PostgresStore
         from lamar.store.sqlite import SqliteStore
 
         # Nor does it tidy the file's caches, or save the engine's state beside the log, as other readers may.
-        if isinstance(raw, SqliteStore | PostgresStore):
+        if isinstance(raw, SqliteStore | PostgresStore | JsonStore):
             raw.writes_on_read = False
     lam = Lamar(raw, seed=args.seed, **agents_tuning(raw))  # as the agents folded the store
     try:

@@ -22,14 +22,18 @@ from lamar.store.decode import no_cycle_collection
 # many writes keeps writes cheap, and reopening then folds a short tail. A large state (many
 # lessons, many pending episodes) waits as many events, so saving it costs a write O(1).
 _STATE_EVERY = 512
+# Events a process that only reads folds past the saved state before it saves the state itself. A reader
+# leaves the store as it found it, except where every later reader would fold as long a log again: a store
+# filled through `store.append` (an importer, a copy) that no engine has written since has no state at all.
+_READER_STATE_EVERY = 5000
 
 
 class Follower:
     """A store's log folded into a `FoldCache`: this process's folded state.
 
     Called under the engine's lock. Every write goes through `append`, so the follower knows
-    whether this process wrote: readers (stats, ls, html) never save the state and leave the
-    store as it was, except in PostgreSQL's fold mode (`SettledFollower`).
+    whether this process wrote: readers (stats, ls, html) leave the store as it was, unless they
+    folded a long log past the saved state (`reader_due`), and in PostgreSQL's fold mode (`SettledFollower`).
     """
 
     def __init__(self, store: Store, policy: Policy, private: bool = False) -> None:
@@ -59,7 +63,7 @@ class Follower:
         """Fold the events other writers (and we) appended since we last looked."""
         self.fold_tail(self.store.read(self.cache.seq))
         self.finish_erasures()
-        if self.wrote and not self.private and self.state_due():
+        if not self.private and (self.state_due() if self.wrote else self.reader_due()):
             self.save()
 
     def finish_erasures(self) -> None:
@@ -152,6 +156,12 @@ class Follower:
     def state_due(self) -> bool:
         """Whether the cache has folded enough past the saved state to save it again."""
         return self.unsaved >= max(_STATE_EVERY, len(self.cache.lessons), self.state_size)
+
+    def reader_due(self) -> bool:
+        """Whether a process that only read folded so long a log past the saved state that it saves the
+        state itself: never over a state another Lamar or tuning saved, whose engines would then fold the
+        whole log; a store told to leave the file as it found it (`writes_on_read`) refuses the save."""
+        return not self.foreign and self.unsaved >= max(_READER_STATE_EVERY, len(self.cache.lessons), self.state_size)
 
     def resume(self, through: int | None = None) -> bool:
         """Load the state this store's engines saved, if it still describes the log, and fold the
@@ -252,6 +262,8 @@ class Follower:
     def save_if_worth(self) -> None:
         """Save the state at close when the tail folded past it is long enough to matter (`saves_at_close`)."""
         if not self.saves_at_close():
+            if not self.private and self.reader_due():
+                self.save()  # a reader that resumed and folded a long tail, with no call since
             return
         # The tail is counted once folded: this engine's last writes (in the fold mode, every one since its last
         # call that folded) are not folded yet. And what others wrote: a lesson another process erased since holds

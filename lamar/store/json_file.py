@@ -52,8 +52,7 @@ class JsonStore:
     waits at most `timeout` seconds for it, `file_lock`); readers take no lock. Rewrites (a
     checkpoint, the migration of a version-1 file) go through a temp file in the same folder,
     fsynced, swapped in with `os.replace` (atomic on POSIX), the folder fsynced; temp files left
-    by killed writers are removed by the next writer. Writers save the index every
-    `_INDEX_EVERY` lines.
+    by killed writers are removed by the next writer. Writers save the index every `_INDEX_EVERY` lines.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
@@ -69,6 +68,7 @@ class JsonStore:
                 self.path = Path(os.path.realpath(self.path))  # and every path shares one writers' lock
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._state_path = self.path.with_name(self.path.name + ".state")
+        self.writes_on_read = True  # False: the engine's state is never saved beside it (`lamar mcp --read-only`)
         self._thread_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
         # The lines before self._index.covered are found through the index; the ones after it
         # (up to self._offset) are held here, parsed.
@@ -139,10 +139,9 @@ class JsonStore:
             events, offsets, used = parse_lines(raw, self.path, self._first + self._count(),
                                                  first_line=self._count() + 1, at=start)
         if used < len(raw) and self._pending() != start + used and not self._finished(start + used):
-            raise CorruptStore(
-                f"{self.path}: its last line is incomplete (the file was cut short: a copy, a power cut); "
-                f"it was left untouched. Restore it from a backup, or delete that line to keep the rest."
-            )
+            raise CorruptStore(f"{self.path}: its last line is incomplete (the file was cut short: a copy, a "
+                               "power cut); it was left untouched. Restore it from a backup, or delete that line "
+                               "to keep the rest.")
         self._add(events, offsets)
         self._offset = start + used
         self._stamp = stamp
@@ -458,6 +457,8 @@ class JsonStore:
                 f"shortened it on purpose, delete {self._state_path.name} and {self.path.name}.index beside it")
 
     def save_state(self, seq: int, text: str) -> None:
+        if not self.writes_on_read:
+            raise StoreError(f"{self.path} is open to read only; the state was not saved")
         tmp = self._state_path.with_name(f".{self.path.name}.state.{os.getpid()}.tmp")
         with self._thread_lock:
             self._check_open()

@@ -36,6 +36,13 @@ def build_store(path: Path, episodes: int, seed: int = 1, k: int = 3) -> None:
     """The engine run through `episodes` of a gym world in memory, its log copied into SQLite, then
     one more episode written by an engine over the file (which saves its state, as any engine
     that writes does, so that opening it folds only a short tail)."""
+    imported_store(path, episodes, seed, k)
+    log_more(path, 1, seed)
+
+
+def imported_store(path: Path, episodes: int, seed: int = 1, k: int = 3) -> None:
+    """The engine run through `episodes` of a gym world in memory, its log appended to the store at
+    `path` through `store.append`, as an importer writes it: no engine saved a state there."""
     world = World(seed, episodes)
     policy = LamarPolicy(world, k, seed)
     for t in range(episodes):
@@ -48,7 +55,6 @@ def build_store(path: Path, episodes: int, seed: int = 1, k: int = 3) -> None:
             store.append([Event(e.kind, e.data, e.key, time=e.time) for e in events[start:start + 5000]])
     finally:
         store.close()
-    log_more(path, 1, seed)
 
 
 def log_more(path: Path, episodes: int, seed: int) -> None:
