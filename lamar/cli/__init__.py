@@ -46,16 +46,18 @@ def _main(argv: Sequence[str] | None) -> int:
         from lamar.cli.claude_code import fast_hook
 
         return fast_hook(args_list[2:])
+    from lamar.cli.redirected import whole_stdout
     from lamar.safety.terminal import TerminalStream
 
     # Every line any command prints passes one neutraliser: stored text (scopes, provenance,
     # reasons, proposal ids) must not reach the terminal as control sequences.
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
-    try:
-        return _run(args_list)
-    finally:
-        sys.stdout, sys.stderr = saved
+    with whole_stdout():
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+        try:
+            return _run(args_list)
+        finally:
+            sys.stdout, sys.stderr = saved
 
 
 def _fill_closed_streams() -> None:
@@ -118,10 +120,11 @@ def _close_option(parser: argparse.ArgumentParser, extras: list[str]) -> str:
 
 def _run(argv: list[str]) -> int:
     from lamar._errors import EventConflict, LamarError, ModelError, StoreError
+    from lamar.cli.redirected import OutputFailed
     from lamar.cli.session import UsageError
 
-    # Errors about what the store (or a model) did, as opposed to what the user typed.
-    store_errors = (StoreError, EventConflict, ModelError)
+    # Errors about what the store (or a model, or the file output goes to) did, as opposed to what the user typed.
+    store_errors = (StoreError, EventConflict, ModelError, OutputFailed)
     try:
         # Building the parser takes a noticeable moment: a Ctrl+C during it is still one line.
         from lamar.cli.parser import build_parser
