@@ -118,6 +118,11 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     elif mined.get("traces"):
         print(f"  mined {plural(mined['traces'], 'trace')} in {plural(mined.get('model_calls', 0), 'model call')}: "
               f"{plural(mined.get('candidates', 0), 'candidate lesson')}")
+    elif not args.traces:
+        from lamar.cli.claude_code import unmined_traces
+
+        if unmined := unmined_traces(location):
+            print(unmined)
     for proposal in listed:
         print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")
         if warned := warning_line(proposal):
