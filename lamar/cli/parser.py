@@ -66,7 +66,12 @@ class Parser(argparse.ArgumentParser):
             elif close := _close_command(self, word):
                 message += f"\ndid you mean `lamar {close}`?"  # as a mistyped option is answered
         elif message.startswith("the following arguments are required: "):
-            message += _swallowed(self, message.split(": ", 1)[1])
+            missing = message.split(": ", 1)[1]
+            said = _swallowed(self, missing)
+            if not said and missing == "REPORT.json":  # `lamar review` right after a `lamar sleep` that saved none
+                said = ("\nREPORT.json is the file `lamar sleep --out REPORT.json` saves; `lamar stats` names the last "
+                        "one a sleep saved")
+            message += said
         raise UsageError(f"{message}\n{self.format_usage().strip()}\n(run `{self.prog} --help` for details)")
 
 

@@ -230,3 +230,15 @@ def test_export_rules_to_a_folder_is_a_usage_error(lamar_cli, sqlite_store: Path
         assert (done.returncode, done.stdout) == (1, ""), done.stderr
         assert done.stderr.startswith(f"lamar: error: {said}"), done.stderr
     assert not (tmp_path / "CLAUDE.md").exists()
+
+
+def test_review_and_apply_without_a_report_say_which_file_they_take(lamar_cli, sqlite_store: Path) -> None:
+    # After `lamar sleep`, `lamar review` alone answered only "the following arguments are required: REPORT.json",
+    # which named no way to make one.
+    for command in ("review", "apply"):
+        done = lamar_cli(command, "--store", sqlite_store)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "the following arguments are required: REPORT.json\nREPORT.json is the file `lamar sleep --out " \
+               "REPORT.json` saves; `lamar stats` names the last one a sleep saved" in done.stderr, done.stderr
+    swallowed = lamar_cli("apply", "--only", "abc", "report.json", "--store", sqlite_store)
+    assert "is the file" not in swallowed.stderr  # the list took it: that is the one thing to say
