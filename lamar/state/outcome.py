@@ -23,12 +23,15 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     Raises:
         UnknownEpisode: the log has no such episode.
         DuplicateReport: the episode has an outcome and `replace` is False, or it is sealed.
+        EventConflict: `replace` is True and another writer reported the episode after the log was read
+            here: `report_outcome` reads it again and replaces that outcome.
     """
     if not synced:
         log.sync()
     episode = log.find(episode_id)
     if episode is None:
         raise unknown_episode(episode_id, log.store.location)
+    asked = replace
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
     if episode.sealed:  # before the advice to replace it, which would be refused the same way
@@ -44,6 +47,8 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     try:
         (stored,) = log.append([Event("outcome", data, key=key)])
     except EventConflict:
+        if asked:
+            raise
         raise advised(DuplicateReport, f"episode {episode_id} was reported by another writer just now",
                       REPLACE_ADVICE) from None
     log.cache.ignored.clear()

@@ -1,0 +1,94 @@
+"""`report(..., replace=True)` overtaken by another writer's report of the same episode, stored between
+its read of the log and its write: it replaces that outcome, on every backend that many writers share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lamar import DuplicateReport, Experience, Lamar, Scope
+from lamar.store import open_store
+from lamar.store.base import Event
+from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+
+@pytest.fixture(params=["sqlite", "json", pytest.param("fold", marks=pytest.mark.postgres),
+                        pytest.param("log", marks=pytest.mark.postgres)])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param in ("sqlite", "json"):
+        yield str(tmp_path / f"shared.{'db' if request.param == 'sqlite' else 'json'}")
+        return
+    postgres_url = request.getfixturevalue("postgres_url")
+    namespace = unique_namespace("replace-overtaken")
+    yield namespace_url(postgres_url, namespace, lamar_fold="on" if request.param == "fold" else "off")
+    drop_namespaces(postgres_url, namespace)
+
+
+def test_a_replacement_overtaken_by_another_writer_replaces_its_outcome(location: str) -> None:
+    setup = Lamar(open_store(location), k=2, seed=1)
+    for i in range(2):
+        setup.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="svc")))
+    episode = setup.recall({"project": "svc"}).episode_id
+    setup.close()
+    other = Lamar(open_store(location), k=2, seed=2)
+    store = open_store(location)
+    append = store.append
+    overtaken: list[str] = []
+
+    def other_first(events: list[Event]) -> list[Event]:
+        # The other writer's report lands after this engine read the log and before its write.
+        if not overtaken and any(event.kind == "outcome" for event in events):
+            overtaken.append(episode)
+            other.report(episode, -1.0)
+        return append(events)
+
+    store.append = other_first  # type: ignore[method-assign]
+    lam = Lamar(store, k=2, seed=3)
+    lam.recall({"project": "svc"})  # this engine has folded the episode, unreported
+    lam.report(episode, 1.0, replace=True)
+    assert overtaken == [episode]
+    lam.close()
+    other.close()
+    reopened = Lamar(open_store(location), k=2, seed=4)
+    assert reopened.stats()["reports"] == 1  # one outcome counted: the replacement, not both
+    outcomes = [e.data for e in reopened.store.read(0) if e.kind == "outcome"]
+    assert [(o["reward"], o["replace"]) for o in outcomes] == [(-1.0, False), (1.0, True)]
+    lessons = [exp.id for exp in reopened.experiences()]
+    held = [reopened.evidence(exp_id).to_dict() for exp_id in lessons]
+    reopened.rebuild()  # the fold this engine opened on (the rows, in the fold mode) is the log's
+    assert [reopened.evidence(exp_id).to_dict() for exp_id in lessons] == held
+    reopened.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "json"])
+def test_a_replacement_overtaken_at_every_try_says_nothing_of_it_was_stored(tmp_path: Path, backend: str) -> None:
+    location = str(tmp_path / f"shared.{'db' if backend == 'sqlite' else 'json'}")
+    lam = Lamar(open_store(location), k=2, seed=1)
+    lam.add(Experience("case", "do", scope=Scope(project="svc")))
+    episode = lam.recall({"project": "svc"}).episode_id
+    lam.close()
+    other = Lamar(open_store(location), k=2, seed=2)
+    store = open_store(location)
+    append = store.append
+    overtakings: list[float] = []
+
+    def other_first(events: list[Event]) -> list[Event]:
+        if any(event.kind == "outcome" for event in events):  # at every try
+            overtakings.append(-1.0)
+            other.report(episode, -1.0, replace=True)
+        return append(events)
+
+    store.append = other_first  # type: ignore[method-assign]
+    lam = Lamar(store, k=2, seed=3)
+    with pytest.raises(DuplicateReport, match="each of the 6 times") as refused:
+        lam.report(episode, 1.0, replace=True)
+    assert refused.value.advice == "; nothing of it was stored: report it again with replace=True"
+    assert len(overtakings) == 6
+    lam.close()
+    other.close()
+    reopened = Lamar(open_store(location), k=2, seed=4)
+    rewards = [e.data["reward"] for e in reopened.store.read(0) if e.kind == "outcome"]
+    assert rewards == [-1.0] * 6  # the other writer's six, none of this one's
+    reopened.close()
