@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import signal
 import socket
@@ -11,12 +12,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.session import UsageError, open_raw, store_source
+from lamar.cli.session import UsageError, is_file_location, open_raw, store_source
 from lamar.engine import Lamar
 from lamar.extras import needs_extra
 from lamar.loopback import is_loopback
 from lamar.state.copied import agents_tuning
-from lamar.typed import typed_whole
+from lamar.typed import typed_number, typed_whole
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`
 
@@ -28,6 +29,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError("--host and --port apply to --transport http; stdio needs neither")
     token = (os.environ.get(TOKEN_ENV) or None) if args.transport == "http" else None
     location, hooks = store_source(args)
+    if args.store_timeout is not None and not is_file_location(location):
+        raise UsageError("--store-timeout applies to a SQLite or JSON store's writer lock; leave it out for "
+                         f"{location if location == ':memory:' else 'a PostgreSQL store'}")
     try:
         # Imported by name: the integration lives outside the core and needs the `mcp` extra.
         lamar_mcp = importlib.import_module("lamar_mcp")
@@ -46,7 +50,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # A read-only server must not create a store by opening it; one that writes may start a new one.
     raw = open_raw(location, create=not args.read_only, hooks=hooks,
                    busy="restart the server once that writer is done (reopen your MCP client, or run `lamar mcp` "
-                        "again)")
+                        "again), or give it a longer --store-timeout", timeout=args.store_timeout)
     if args.read_only:
         from lamar.store.json_file import JsonStore
         from lamar.store.postgres.store import PostgresStore
@@ -109,6 +113,9 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
                      help="seed of the engine's coins, for a reproducible run (default: from the OS)")
     mcp.add_argument("--no-report", action="store_true",
                      help="leave out the report tool (the host reports outcomes through its own code)")
+    mcp.add_argument("--store-timeout", metavar="SECONDS", type=_seconds, default=None,
+                     help="how long opening and each write wait for another writer's lock on a SQLite or JSON "
+                          "store before the call fails (default 30)")
 
 
 def _check_free(host: str, port: int) -> None:
@@ -131,6 +138,13 @@ def port_number(text: str) -> int:
     if value is None or value > 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 0-65535 in digits (0 or left out: a free one), "
                                          f"got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = typed_number(text)
+    if value is None or not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected the seconds to wait, a number >= 0 (such as 5), got {text!r}")
     return value
 
 

@@ -283,10 +283,10 @@ def _empty(path: Path) -> bool:
 
 
 def open_raw(location: str, *, create: bool, busy: str = "run the command again once that writer is done",
-             hooks: str = "") -> Store:
+             hooks: str = "", timeout: float | None = None) -> Store:
     """The store at `location`; unless `create`, a missing file store is an error (`hooks`: see
-    `require_existing`). A SQLite file another process keeps locked past the wait says `busy`: what a
-    user of this command can do."""
+    `require_existing`). A SQLite file another process keeps locked past the wait (`timeout` seconds, else the
+    store's own) says `busy`: what a user of this command can do."""
     if is_file_location(location) and Path(location).expanduser().is_dir():
         path = Path(location).expanduser()
         # Name the store the folder holds, if it holds one of the default names: a guess at another
@@ -301,13 +301,13 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
 
         create_private(location)
     try:
-        return open_store(location)
+        return open_store(location) if timeout is None else open_store(location, timeout=timeout)
     except StoreError as exc:
         from lamar.store.sqlite_checks import BUSY_ADVICE
 
         if exc.advice != BUSY_ADVICE:
             raise
-        # No command takes a timeout: the store's advice to pass a longer one cannot be followed here.
+        # The store's advice names the Python API's `timeout=`, which a command line user cannot pass.
         raise advised(StoreError, str(exc).removesuffix(exc.advice), busy) from exc
 
 

@@ -32,9 +32,11 @@ async def _recall(session: ClientSession) -> tuple[bool, str]:
     return done.is_error, done.content[0].text if done.content else ""
 
 
-async def _through(location: str, fault: Callable[[str], Any], read: Callable[[], list[Any]]) -> str | None:
-    """The tool's refusal under `fault` (None: the recall went through), after checking what the store kept."""
-    async with stdio_session(location) as session:
+async def _through(location: str, fault: Callable[[str], Any], read: Callable[[], list[Any]],
+                   *options: str) -> str | None:
+    """The tool's refusal under `fault` (None: the recall went through), after checking what the store kept;
+    `options`: more of `lamar mcp`'s."""
+    async with stdio_session(location, *options) as session:
         assert (await _recall(session))[0] is False
         before = read()
         with fault(location):
@@ -58,7 +60,9 @@ async def test_a_running_server_answers_a_store_fault_with_what_to_tell_the_user
         store_in: Callable[[str], str], kind: str, fault: str) -> None:
     location = store_in(kind)
     _seed(location)
-    said = await _through(location, faults.FAULTS[fault], lambda: faults.events(location))
+    # The server waits for a lock as long as the faults' own stores do: far less than a fault holds it.
+    said = await _through(location, faults.FAULTS[fault], lambda: faults.events(location),
+                          "--store-timeout", str(faults.TIMEOUT))
     if faults.refused(kind, fault) is None or (kind, fault) == ("json", "full_disk"):
         return  # an open SQLite file and a JSON append into its last page may take the write
     # A lock held by another writer is passing: the model may try again. The rest needs the user.

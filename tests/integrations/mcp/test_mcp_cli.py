@@ -37,8 +37,8 @@ def test_without_the_sdk_the_error_names_the_extra(store: Path, monkeypatch: pyt
 @pytest.mark.parametrize("command", [["mcp"], ["mcp", "--read-only"], ["ls"]])
 def test_a_store_another_process_keeps_locked_says_what_a_command_line_user_can_do(
         store: Path, command: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """`lamar mcp`, like every command, has no timeout option: the lock error must not send its user
-    to the Python API's `timeout=`, but say to start it again once the other writer is done."""
+    """The lock error must not send a command line user to the Python API's `timeout=`, which no command
+    takes, but say to start it again once the other writer is done."""
     import functools
     import sqlite3
 
@@ -106,3 +106,32 @@ def test_a_usage_error_is_said_before_the_missing_sdk(tmp_path: Path, argv: list
     assert main(argv) == 1
     said = capsys.readouterr().err
     assert "the mcp extra" not in said and ("--store is empty" in said or "apply to --transport http" in said), said
+
+
+def test_store_timeout_sets_the_wait_for_another_writers_lock(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A client's `--store-timeout 0.2` is the wait the lock error names, and the advice offers a longer one."""
+    import sqlite3
+
+    other = sqlite3.connect(store, isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        assert main(["mcp", "--store", str(store), "--store-timeout", "0.2"]) == 2
+        said = capsys.readouterr().err
+        assert "past the 0.2 s wait" in said, said
+        assert "restart the server once that writer is done" in said and "a longer --store-timeout" in said, said
+    finally:
+        other.execute("COMMIT")
+        other.close()
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "1_0", "soon"])
+def test_store_timeout_is_a_finite_number_of_seconds(store: Path, value: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--store", str(store), "--store-timeout", value]) == 1
+    assert "expected the seconds to wait" in capsys.readouterr().err
+
+
+def test_store_timeout_belongs_to_file_stores(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--store", ":memory:", "--store-timeout", "5"]) == 1
+    assert "--store-timeout applies to a SQLite or JSON store" in capsys.readouterr().err
