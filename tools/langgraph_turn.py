@@ -1,6 +1,6 @@
 """What one turn of a long LangGraph thread costs when its state holds the most open episodes it
-keeps (every earlier turn without an outcome): store calls and milliseconds per turn, by backend
-(docs/speed.md, "A LangGraph thread's turn").
+keeps (every earlier turn without an outcome, in a thread whose checkpoints predate lamar_waiting):
+store calls and milliseconds per turn, by backend (docs/speed.md, "A LangGraph thread's turn").
 
     python tools/langgraph_turn.py [--postgres URL] [--turns 40] [--against OLD_CHECKOUT]
 
@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
-from typing import Any
+from typing import Any, get_type_hints
 
 KEPT = 100  # open episodes a thread's state keeps (lamar_langgraph.nodes.KEPT)
 STORE_CALLS = ("append", "read", "read_texts", "lookup", "load_state", "save_state")
@@ -54,12 +54,15 @@ def run(location: str, turns: int) -> dict[str, float]:
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, MessagesState, StateGraph
+    from typing_extensions import TypedDict
 
     from lamar import Experience, ExperienceStore, Lamar, Scope
     from lamar_langgraph import LamarState, recall_node, report_node
 
-    class State(MessagesState, LamarState):
-        pass
+    # LamarState without lamar_waiting, as a thread's older checkpoints hold it: its open episodes are
+    # not known to have had no outcome, so a new turn keeps them (on LamarState it forgets them).
+    keys = {**get_type_hints(MessagesState, include_extras=True), **get_type_hints(LamarState, include_extras=True)}
+    State = TypedDict("State", {k: v for k, v in keys.items() if k != "lamar_waiting"}, total=False)  # type: ignore[misc]
 
     calls = [0, 0]  # calls, and how deep inside one the store is now
     store = ExperienceStore(location)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel
 
-from lamar_langgraph.nodes import last_outcome, last_value, merge_episodes, merge_turns
+from lamar_langgraph.keys import last_outcome, last_value, merge_episodes, merge_turns, merge_waiting
 
 
 class LamarModel(BaseModel):
@@ -29,3 +29,4 @@ class LamarModel(BaseModel):
     lamar_outcome: Annotated[str | float | None, last_outcome] = None
     lamar_reported: Annotated[str | None, last_value] = None
     lamar_episodes: Annotated[dict[str, str] | None, merge_episodes] = None
+    lamar_waiting: Annotated[dict[str, str | float | None] | None, merge_waiting] = None

@@ -30,99 +30,29 @@ from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine, not_in_store
 from lamar.signals import to_reward
 from lamar_langgraph.attempts import Attempts
-from lamar_langgraph.cleared import settle, unreported, unsent
+from lamar_langgraph.cleared import ambiguous, unsent
 from lamar_langgraph.dropped import FIX, RECALL_WRITES, check, declared, recalled
+from lamar_langgraph.keys import (
+    FORGET,
+    OPEN,
+    REPORTED,
+    field,
+    last_outcome,
+    last_value,
+    merge_episodes,
+    merge_turns,
+    merge_waiting,
+    named,
+    opened,
+    waiting,
+)
+from lamar_langgraph.new_turn import started
 
 log = logging.getLogger(__name__)
 
 ContextSource = Mapping[str, str] | Callable[[Any], Mapping[str, str]] | None
 TurnMarker = Callable[[Any], str | None]
 Outcome = Signal | str | float
-
-
-OPEN = "open"
-REPORTED = "reported"
-# A parent whose recalls all run in `Send` branches or subgraphs never starts a turn in its own
-# state, so no recall forgets what they merge into it: the reducers keep only the newest reported
-# episodes and turns, more than one turn's fan-out lists. A thread whose turns get no outcome
-# keeps as many open episodes (its recall node forgets the oldest), so its checkpoint and the next
-# outcome's reports stay bounded too. A `Send` fan-out's branches see none of the parent's state,
-# so only the reducer can bound what they merge: it keeps more open episodes than one turn's
-# fan-out usually has, or a report node after the join would miss the oldest branches.
-KEPT = 100
-KEPT_OPEN = 10 * KEPT
-
-
-def last_value(left: Any, right: Any) -> Any:
-    """Reducer of the single-valued keys: several branches may write them in one step (a
-    `Send` fan-out, two recall nodes side by side); the last write stands, and every
-    episode stays listed in `lamar_episodes`."""
-    return right
-
-
-def last_outcome(left: Any, right: Any) -> Any:
-    """`last_value` for the outcome, a Signal kept as its name: LangGraph's checkpointers read an
-    enum of another package back with a warning, or not at all under LANGGRAPH_STRICT_MSGPACK.
-    LangGraph stores a key's first value without its reducer: the recall node's None comes first."""
-    return right.value if isinstance(right, Signal) else right
-
-
-def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
-    """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
-    "reported" wins, so parallel branches, subgraphs and a later report all merge. None
-    forgets an episode (a new turn forgets the reported ones and the oldest open ones: see
-    `_forgotten`). Only the newest `KEPT` reported and `KEPT_OPEN` open episodes stay: the next
-    outcome reports every open one, and an older one stays pending in the store, for the store's
-    pending policy."""
-    merged = dict(left or {})
-    for episode, status in (right or {}).items():
-        if status is None:
-            merged.pop(episode, None)
-        elif merged.get(episode) != REPORTED:
-            merged[episode] = status
-    for kind, kept in ((REPORTED, KEPT), (OPEN, KEPT_OPEN)):
-        listed = [episode for episode, status in merged.items() if status == kind]
-        for episode in listed[:-kept]:  # the oldest first: an episode keeps its place once listed
-            del merged[episode]
-    return merged
-
-
-def merge_turns(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
-    """Reducer of `lamar_turns` (turn -> its episode): a union, so a subgraph's turn and its
-    parent's, both written back into one state, are each remembered. None forgets a turn; only
-    the newest `KEPT` stay."""
-    merged = {**(left or {}), **(right or {})}
-    kept = [(turn, episode) for turn, episode in merged.items() if episode is not None]
-    return dict(kept[-KEPT:])  # a turn forgotten this way comes back only as a new turn's marker
-
-
-def _cleared(lamar: Lamar, state: Any, outcome_key: str) -> set[str]:
-    opened = [episode for episode, status in (_field(state, "lamar_episodes") or {}).items() if status == OPEN]
-    return settle(lamar, opened, _field(state, outcome_key))
-
-
-def _forgotten(state: Any, raw: str | None, settled: set[str], outcome_key: str) -> dict[str, Any]:
-    """The updates that forget what a new turn no longer needs: the turns whose episodes are
-    reported (but those of this same turn in another (sub)graph), the reported episodes, and the
-    open ones the store has `settled` since (the pending policy, the app) or that are older than
-    the newest `KEPT` (left to the pending policy). Kept, a long-lived thread's checkpoint would
-    grow by one entry of each with every turn, and the next outcome would replace what the
-    pending policy recorded for turns long gone."""
-    episodes = _field(state, "lamar_episodes") or {}
-    still = [episode for episode, status in episodes.items() if status == OPEN and episode not in settled]
-    unreported(_field(state, outcome_key), still)  # the new turn clears the outcome they wait for
-    settled = settled | set(still[:-(KEPT - 1)])  # this turn's episode makes `KEPT` open ones
-    kept: set[str] = set()
-    turns: dict[str, None] = {}
-    for name, episode in (_field(state, "lamar_turns") or {}).items():
-        if (episodes.get(episode) == OPEN and episode not in settled) or (
-                raw is not None and (name == raw or name.endswith(f"|{raw}"))):
-            kept.add(episode)
-        else:
-            turns[name] = None
-    gone = {episode: None for episode, status in episodes.items()
-            if (status == REPORTED or episode in settled) and episode not in kept}
-    return {"lamar_turns": turns, "lamar_episodes": gone}
 
 
 class LamarState(TypedDict, total=False):
@@ -149,6 +79,9 @@ class LamarState(TypedDict, total=False):
         lamar_reported: the episode the report node has reported (written by report).
         lamar_episodes: the episodes recalled in the thread, "open" until reported (written
             by both nodes; merged, never overwritten; a new turn forgets the reported ones).
+        lamar_waiting: the open episodes, each with the outcome it was given and the store refused
+            (recorded for it, never another, once the store is back), or None while it has none
+            (written by both nodes; a new turn forgets the ones whose turn got none).
     """
 
     lamar_context: dict[str, str]  # no reducer: only you write it, and {} must not hide the runtime context
@@ -160,6 +93,7 @@ class LamarState(TypedDict, total=False):
     lamar_outcome: Annotated[str | float | None, last_outcome]
     lamar_reported: Annotated[str | None, last_value]
     lamar_episodes: Annotated[dict[str, str], merge_episodes]
+    lamar_waiting: Annotated[dict[str, str | float | None], merge_waiting]
 
 
 def last_human_turn(state: Any) -> str | None:
@@ -175,7 +109,7 @@ def last_human_turn(state: Any) -> str | None:
     >>> last_human_turn({}) is None
     True
     """
-    messages = _field(state, "messages")
+    messages = field(state, "messages")
     if not messages:
         return None
     humans = [m for m in messages if _speaker(m) in ("human", "user")]
@@ -236,23 +170,24 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
     def plan(state: Any) -> tuple[Mapping[str, str], str | None, str | None] | None:
         raw = turn(state) if turn is not None else None
         marker = _in_namespace(raw) if raw is not None else None  # a subgraph's turn is its own
-        if marker is not None and (marker in (_field(state, "lamar_turns") or {}) or (
-                _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"))):
+        if marker is not None and (marker in (field(state, "lamar_turns") or {}) or (
+                field(state, "lamar_turn") == marker and field(state, "lamar_episode_id"))):
             return None  # this turn already has its episode (the second test: a state from before lamar_turns)
         check(lamar, state, "recall")  # before it writes: a thread it recalled in holds its keys
         recalled(lamar)
         return _context(state, context, context_key), marker, raw
 
     def written(rec: Recall, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
-        turns, episodes = forget["lamar_turns"], forget["lamar_episodes"]
+        turns, episodes, waits = forget["lamar_turns"], forget["lamar_episodes"], forget["lamar_waiting"]
         update = {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
                   "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
-                  "lamar_episodes": {**episodes, rec.episode_id: OPEN}}
+                  "lamar_episodes": {**episodes, rec.episode_id: OPEN},
+                  "lamar_waiting": {**waits, rec.episode_id: None}}
         return {**update, "lamar_turns": turns if marker is None else {**turns, marker: rec.episode_id}}
 
-    def without_lessons(exc: StoreError, marker: str | None) -> dict[str, Any]:
+    def without_lessons(exc: StoreError, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
         log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
-        return {"lamar_turn": marker, "lamar_episode_id": None, "lamar_lessons": [], "lamar_prompt": "",
+        return {**forget, "lamar_turn": marker, "lamar_episode_id": None, "lamar_lessons": [], "lamar_prompt": "",
                 outcome_key: None, "lamar_reported": None}
 
     attempts = Attempts()
@@ -261,11 +196,11 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
-        forget = _forgotten(state, todo[2], _cleared(lamar, state, outcome_key), outcome_key)
+        forget = started(lamar, state, todo[2], outcome_key)
         try:
             rec = attempts.earlier(lamar, todo[0], todo[1]) or lamar.recall(todo[0], k=k)
         except StoreError as exc:
-            return without_lessons(exc, todo[1])
+            return without_lessons(exc, todo[1], forget)
         attempts.remember(rec, todo[0], todo[1])
         return written(rec, todo[1], forget)
 
@@ -273,12 +208,12 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
-        forget = _forgotten(state, todo[2], await asyncio.to_thread(_cleared, lamar, state, outcome_key), outcome_key)
+        forget = await asyncio.to_thread(started, lamar, state, todo[2], outcome_key)
         try:
             rec = (await asyncio.to_thread(attempts.earlier, lamar, todo[0], todo[1])
                    or await lamar.arecall(todo[0], k=k))
         except StoreError as exc:
-            return without_lessons(exc, todo[1])
+            return without_lessons(exc, todo[1], forget)
         attempts.remember(rec, todo[0], todo[1])
         return written(rec, todo[1], forget)
 
@@ -293,12 +228,12 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     It reads the outcome from ``state[outcome_key]`` (or `outcome(state)`): a `Signal`, a
     Signal name, or a float reward in [-1, 1]. With no episode or no outcome yet it does
     nothing (an unreported episode is fine); it warns when an outcome finds a state without
-    the keys the recall node writes (a schema without `LamarState`). It reports the current
-    episode and every episode still open in `lamar_episodes` (the branches of a fan-out, a
-    subgraph's, a turn that got no outcome of its own): the outcome is the first news about
-    each of them. After reporting it marks them reported, so passing through again, or
-    resuming the thread, does not report twice; an episode already reported elsewhere is left
-    as it is.
+    the keys the recall node writes (a schema without `LamarState`). It reports the outcome for
+    the current episode and every episode still open that waits for one (the branches of a
+    fan-out, a subgraph's); an episode whose outcome the store refused earlier (in
+    `lamar_waiting`) gets that one instead, whenever the node runs. After reporting it marks them
+    reported, so passing through again, or resuming the thread, does not report twice; an
+    episode already reported elsewhere is left as it is.
 
     To report a turn whose outcome shows only in the next message ("that broke the build"),
     put a report node before the recall node and send the outcome with the next input.
@@ -313,7 +248,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         A runnable to pass to ``graph.add_node("report", ...)``.
 
     An outcome that is not a Signal, its name or a reward in [-1, 1] (a number, or text: "0.5") is ignored with a
-    warning (and cleared from ``state[outcome_key]``): its episodes stay open, and the run goes on.
+    warning (and cleared from ``state[outcome_key]``): its episodes stay open for this turn's next
+    outcome, and the run goes on.
 
     Raises:
         InvalidArgument: `lamar` is not a Lamar engine, or `outcome` is not a function.
@@ -324,78 +260,82 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     engine(lamar, "report_node")
     _callable_or_none(outcome, "outcome")
 
-    def plan(state: Any) -> tuple[list[str], Outcome, str | None] | None:
-        value = outcome(state) if outcome is not None else _field(state, outcome_key)
+    def plan(state: Any) -> tuple[list[tuple[str, Outcome, bool]], dict[str, Any], str | None]:
+        """The reports to send, each (episode, outcome, whether it is one the store refused before), the update
+        that goes with them, and the turn's episode."""
+        value = outcome(state) if outcome is not None else field(state, outcome_key)
+        own, episodes, current = waiting(state), opened(state), field(state, "lamar_episode_id")
+        if current and field(state, "lamar_reported") != current and current not in episodes:
+            episodes.append(current)  # a state from before lamar_episodes existed
         if value is None:
             check(lamar, state, "report")
-            return None
-        episodes = [e for e, status in (_field(state, "lamar_episodes") or {}).items() if status == OPEN]
-        current = _field(state, "lamar_episode_id")
-        if current and _field(state, "lamar_reported") != current and current not in episodes:
-            episodes.append(current)  # a state from before lamar_episodes existed
-        if not episodes and not any(declared(state, key) for key in RECALL_WRITES):
+        elif not episodes and not any(declared(state, key) for key in RECALL_WRITES):
             warnings.warn(f"Lamar's report node has the outcome {value!r} but no episode to report: the state "
                           f"holds none of the keys the recall node writes ({', '.join(RECALL_WRITES)}). {FIX}, "
                           "and run a recall node before this one", UserWarning, stacklevel=2)
-        return (episodes, value, current) if episodes else None
+        update: dict[str, Any] | None = None
+        if value is not None and (update := ignored(value, [e for e in episodes if own.get(e) is None])) is not None:
+            value = None
+        todo = [(e, own[e], True) if own.get(e) is not None else (e, value, False) for e in episodes
+                if own.get(e) is not None or value is not None]
+        if value is not None:
+            ambiguous(value, [e for e in episodes if e not in own and e != current])
+        return todo, update or {}, current
 
-    def written(episodes: list[str]) -> dict[str, Any]:
-        return {"lamar_reported": episodes[-1], "lamar_episodes": dict.fromkeys(episodes, REPORTED)}
-
-    def refused(episodes: list[str], value: Outcome) -> dict[str, Any] | None:
+    def ignored(value: Outcome, episodes: list[str]) -> dict[str, Any] | None:
         """The update for an outcome that is not one, else None. The node fails open: a checkpointed
         thread keeps the value, so raising would fail every later run of the thread on it."""
         try:
             to_reward(value)
         except InvalidReward as exc:
-            log.warning("Lamar ignored the outcome %r: %s; episodes %s stay open for the thread's next outcome, "
+            log.warning("Lamar ignored the outcome %r: %s; episodes %s stay open for this turn's next outcome, "
                         "or lam.report(episode_id, signal)", value, exc, ", ".join(episodes))
             return {} if outcome is not None else {outcome_key: None}
         return None
 
+    def written(done: list[str], kept: dict[str, Outcome]) -> dict[str, Any]:
+        waits = {**dict.fromkeys(done, FORGET), **{episode: named(given) for episode, given in kept.items()}}
+        if not done:
+            return {"lamar_waiting": waits} if waits else {}
+        return {"lamar_reported": done[-1], "lamar_episodes": dict.fromkeys(done, REPORTED), "lamar_waiting": waits}
+
     def report_sync(state: Any) -> dict[str, Any]:
-        todo = plan(state)
-        if todo is None:
-            return {}
-        if (update := refused(todo[0], todo[1])) is not None:
-            return update
-        done = []
-        for episode in todo[0]:
+        todo, update, current = plan(state)
+        done, kept = [], {}
+        for episode, given, retried in todo:
             try:
-                lamar.report(episode, todo[1])
+                lamar.report(episode, given)
             except DuplicateReport:
                 # Reported already: by a run whose checkpoint was not saved (the same outcome), or
                 # by another resume of this thread or the app (maybe another: refused, not dropped).
-                if episode == todo[2]:
-                    _same_outcome(lamar, episode, todo[1])
+                if episode == current and not retried:
+                    _same_outcome(lamar, episode, given)
             except UnknownEpisode:  # compacted by sleep, or recalled in another store: marked done, not retried
                 log.warning("%s", not_in_store(lamar, episode, "report"))
-            except StoreError as exc:  # fail open: it stays open, for the next report node to try
-                unsent(episode, todo[1], exc)
+            except StoreError as exc:  # fail open: it stays open with its outcome, for the next node to record
+                unsent(episode, given, exc)
+                kept[episode] = given
                 continue
             done.append(episode)
-        return written(done) if done else {}
+        return {**update, **written(done, kept)}
 
     async def report_async(state: Any) -> dict[str, Any]:
-        todo = plan(state)
-        if todo is None:
-            return {}
-        if (update := refused(todo[0], todo[1])) is not None:
-            return update
-        done = []
-        for episode in todo[0]:
+        todo, update, current = plan(state)
+        done, kept = [], {}
+        for episode, given, retried in todo:
             try:
-                await lamar.areport(episode, todo[1])
+                await lamar.areport(episode, given)
             except DuplicateReport:
-                if episode == todo[2]:
-                    await asyncio.to_thread(_same_outcome, lamar, episode, todo[1])
+                if episode == current and not retried:
+                    await asyncio.to_thread(_same_outcome, lamar, episode, given)
             except UnknownEpisode:
                 log.warning("%s", not_in_store(lamar, episode, "report"))
             except StoreError as exc:
-                unsent(episode, todo[1], exc)
+                unsent(episode, given, exc)
+                kept[episode] = given
                 continue
             done.append(episode)
-        return written(done) if done else {}
+        return {**update, **written(done, kept)}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
 
@@ -427,12 +367,6 @@ def _callable_or_none(value: Any, name: str) -> None:
 
 # -- reading state of any schema (TypedDict, dataclass, pydantic) ---------------------------------
 
-def _field(state: Any, key: str) -> Any:
-    if isinstance(state, Mapping):
-        return state.get(key)
-    return getattr(state, key, None)
-
-
 def _speaker(message: Any) -> str | None:
     if isinstance(message, Mapping):
         return message.get("role") or message.get("type")
@@ -446,7 +380,7 @@ def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
         return source
     if callable(source):
         return fit_context(source(state), where="the context function's result")
-    found = _field(state, key)
+    found = field(state, key)
     if found is not None:
         return fit_context(found, where=f"state[{key!r}]")
     found = context_within(_runtime_context(), key)

@@ -26,6 +26,7 @@ from langgraph.types import Command, interrupt
 import lamar_langgraph.nodes
 from lamar import Experience, InvalidContext, Lamar, Scope, Signal
 from lamar_langgraph import LamarState, recall_node, report_node
+from lamar_langgraph.keys import FORGET
 from tests.integrations.langgraph.graphs import in_line
 
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
@@ -182,7 +183,8 @@ async def test_streaming_shows_what_recall_and_report_wrote(lam: Lamar) -> None:
     recalled = next(u["recall"] for u in updates if "recall" in u)
     assert recalled["lamar_lessons"] == [lesson_id(lam)] and recalled["lamar_episode_id"]
     assert next(u["report"] for u in updates if "report" in u) == {
-        "lamar_reported": recalled["lamar_episode_id"], "lamar_episodes": {recalled["lamar_episode_id"]: "reported"}}
+        "lamar_reported": recalled["lamar_episode_id"], "lamar_episodes": {recalled["lamar_episode_id"]: "reported"},
+        "lamar_waiting": {recalled["lamar_episode_id"]: FORGET}}
     chunks = [c async for c in graph.astream({**inputs, "messages": [HumanMessage("again")]}, thread("astream"),
                                              stream_mode="updates")]
     assert [next(iter(c)) for c in chunks] == ["recall", "agent", "tools", "agent", "report"]
@@ -427,30 +429,6 @@ def test_bad_arguments_are_refused_when_the_graph_is_built_not_in_its_first_run(
 def test_the_module_examples_run() -> None:
     result = doctest.testmod(lamar_langgraph.nodes)
     assert result.failed == 0 and result.attempted > 0
-
-
-def test_a_new_message_while_a_review_is_pending_leaves_the_earlier_turn_open_for_the_next_outcome() -> None:
-    """The nodes expire nothing: the turn under review stays open, and the outcome of the next
-    review reports it too, once."""
-
-    class Reviewed(MessagesState, LamarState):
-        pass
-
-    lam = Lamar(":memory:", seed=1)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    graph = in_line(Reviewed,
-                    ("recall", recall_node(lam)),
-                    ("review", lambda state: {"lamar_outcome": interrupt({"question": "did it work?"})}),
-                    ("report", report_node(lam)))
-    app = graph.compile(checkpointer=InMemorySaver())
-    config: Any = {"configurable": {"thread_id": "review"}}
-    first = app.invoke({"messages": [HumanMessage("first", id="m1")], "lamar_context": {"project": "trace"}}, config)
-    second = app.invoke({"messages": [HumanMessage("second", id="m2")], "lamar_context": {"project": "trace"}}, config)
-    assert first["__interrupt__"] and second["__interrupt__"]
-    assert lam.episode(first["lamar_episode_id"]).reports == 0
-    app.invoke(Command(resume="reverted"), config)
-    for episode in (first["lamar_episode_id"], second["lamar_episode_id"]):
-        assert (lam.episode(episode).signal, lam.episode(episode).reports) == ("reverted", 1)
 
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
