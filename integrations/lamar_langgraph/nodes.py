@@ -260,9 +260,10 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     engine(lamar, "report_node")
     _callable_or_none(outcome, "outcome")
 
-    def plan(state: Any) -> tuple[list[tuple[str, Outcome, bool]], dict[str, Any], str | None]:
+    def plan(state: Any) -> tuple[list[tuple[str, Outcome, bool]], dict[str, Any], str | None, list[str]]:
         """The reports to send, each (episode, outcome, whether it is one the store refused before), the update
-        that goes with them, and the turn's episode."""
+        that goes with them, the turn's episode, and the `lamar_waiting` entries of episodes no longer open (a
+        subgraph reported them: its state, merged back, lists them reported but cannot unlist them there)."""
         value = outcome(state) if outcome is not None else field(state, outcome_key)
         own, episodes, current = waiting(state), opened(state), field(state, "lamar_episode_id")
         if current and field(state, "lamar_reported") != current and current not in episodes:
@@ -280,7 +281,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 if own.get(e) is not None or value is not None]
         if value is not None:
             ambiguous(value, [e for e in episodes if e not in own and e != current])
-        return todo, update or {}, current
+        return todo, update or {}, current, [e for e in own if e not in episodes]
 
     def ignored(value: Outcome, episodes: list[str]) -> dict[str, Any] | None:
         """The update for an outcome that is not one, else None. The node fails open: a checkpointed
@@ -293,14 +294,14 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
             return {} if outcome is not None else {outcome_key: None}
         return None
 
-    def written(done: list[str], kept: dict[str, Outcome]) -> dict[str, Any]:
-        waits = {**dict.fromkeys(done, FORGET), **{episode: named(given) for episode, given in kept.items()}}
+    def written(done: list[str], kept: dict[str, Outcome], stale: list[str]) -> dict[str, Any]:
+        waits = {**dict.fromkeys(done + stale, FORGET), **{episode: named(given) for episode, given in kept.items()}}
         if not done:
             return {"lamar_waiting": waits} if waits else {}
         return {"lamar_reported": done[-1], "lamar_episodes": dict.fromkeys(done, REPORTED), "lamar_waiting": waits}
 
     def report_sync(state: Any) -> dict[str, Any]:
-        todo, update, current = plan(state)
+        todo, update, current, stale = plan(state)
         done, kept = [], {}
         for episode, given, retried in todo:
             try:
@@ -317,10 +318,10 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 kept[episode] = given
                 continue
             done.append(episode)
-        return {**update, **written(done, kept)}
+        return {**update, **written(done, kept, stale)}
 
     async def report_async(state: Any) -> dict[str, Any]:
-        todo, update, current = plan(state)
+        todo, update, current, stale = plan(state)
         done, kept = [], {}
         for episode, given, retried in todo:
             try:
@@ -335,7 +336,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 kept[episode] = given
                 continue
             done.append(episode)
-        return {**update, **written(done, kept)}
+        return {**update, **written(done, kept, stale)}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
 

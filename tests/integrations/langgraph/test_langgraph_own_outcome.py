@@ -234,3 +234,21 @@ def test_a_thread_from_before_lamar_waiting_whose_only_open_episode_is_its_turns
         app.invoke(Command(resume="shipped"), config)
     assert _signals(lam, *ids) == [("shipped", 1)]
     lam.close()
+
+
+def test_a_subgraph_that_reports_the_parents_episode_leaves_nothing_waiting_in_the_parent() -> None:
+    # The subgraph reports its own episode and the parent's, open in the state it was given; the parent
+    # merges back its episodes as reported, and its lamar_waiting must not keep listing one as waiting.
+    lam = Lamar(":memory:", holdout=1e-9)
+    lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
+    sub = in_line(State, ("recall", recall_node(lam, context={"project": "trace", "part": "sub"})),
+                  ("review", lambda state: {"lamar_outcome": interrupt("did it ship?")}),
+                  ("report", report_node(lam))).compile()
+    app = in_line(State, ("recall", recall_node(lam)), ("sub", sub),
+                  ("report", report_node(lam))).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": CONTEXT}, config)
+    done = app.invoke(Command(resume="shipped"), config)
+    assert set(done["lamar_episodes"].values()) == {"reported"} and len(done["lamar_episodes"]) == 2
+    assert done["lamar_waiting"] == {}
+    assert [lam.episode(e).signal for e in done["lamar_episodes"]] == ["shipped", "shipped"]
