@@ -16,8 +16,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph import MessagesState
-from langgraph.types import Command, interrupt
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command, Send, interrupt
 
 from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
@@ -252,3 +252,21 @@ def test_a_subgraph_that_reports_the_parents_episode_leaves_nothing_waiting_in_t
     assert set(done["lamar_episodes"].values()) == {"reported"} and len(done["lamar_episodes"]) == 2
     assert done["lamar_waiting"] == {}
     assert [lam.episode(e).signal for e in done["lamar_episodes"]] == ["shipped", "shipped"]
+
+
+def test_a_parent_that_recalls_only_in_send_branches_gives_a_silent_turns_branches_the_next_outcome() -> None:
+    # What docs/langgraph.md says of such a parent: no recall of its own ends a turn, so its report node cannot
+    # tell an earlier turn's branches from this one's.
+    lam = Lamar(":memory:", holdout=1e-9)
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("report", report_node(lam, outcome=lambda s: "shipped" if s["messages"][-1].text == "ok" else None))
+    graph.add_conditional_edges(START, lambda s: [Send("recall", {"lamar_context": {"part": p}}) for p in "ab"],
+                                ["recall"])
+    graph.add_edge("recall", "report")
+    graph.add_edge("report", END)
+    app, config = graph.compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "t"}}
+    silent = app.invoke({"messages": [HumanMessage("no outcome")]}, config)["lamar_episodes"]
+    judged = app.invoke({"messages": [HumanMessage("ok")]}, config)["lamar_episodes"]
+    assert len(silent) == 2 and set(silent) < set(judged)
+    assert {lam.episode(e).signal for e in judged} == {"shipped"} and lam.pending() == []
