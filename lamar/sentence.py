@@ -70,7 +70,7 @@ _OPENERS = frozenset(re.findall(r"\S+", """
     parse patch profile prune purge recreate refactor reindex reload require restore revoke rotate round
     sanitize serialize shard sort strip stub throttle trim tune uninstall unpin vacuum validate vendor
     assume choose consult declare define delegate emit exclude expose favor favour omit pick rely replay
-    restrict reuse specify stick throw contact ping amend
+    restrict reuse specify stick throw contact ping amend tag label
 """))  # holds every first word lamar.rules.parse takes for an instruction, lest a rule read "When X, Name ...",
 # and verbs an agent opens a proposed lesson's action with ("Freeze time with freezegun"), none a tool's name
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")

@@ -55,6 +55,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         (_CONTEXT, "Evidence per slice"), (_LIMITS, "Verdicts"), _GOALS)),
     Measurement("README.md", "Does it work? The memory gym", "python -m lamar.gym", 0.5),
     Measurement("docs/rules.md", "Import", "python tools/rule_lines.py", 0.2),
+    Measurement("docs/rules.md", "Import", "python tools/rule_lines.py --held-out", 0.2),
     Measurement(_GYM, _FRONTIER, "python tools/proof_ceiling.py", 1,
                 ((_LIMITS, "The gym: what proof costs"),)),
     Measurement(_GYM, _FRONTIER, "python tools/proof_ceiling.py --price-pre 3 --price-post 3", 1),

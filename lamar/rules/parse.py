@@ -21,7 +21,8 @@ _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # `---`, `* * *`:
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _LABEL = re.compile(r"^(?:\*\*|__)?([^:*_`]{1,60}?)(?:\*\*|__)?\s*:\s*(.*)$")
 _DIRECTIVE = re.compile(
-    r"(?i)\b(?:always|never|must|should|shall|do\s+not|don'?t|avoid|prefer|ensure|make\s+sure|required?|"
+    r"(?i)\b(?:always|never|must|should|shall|do\s+not|don'?t|avoid|prefer|ensure|make\s+sure|required?|mandatory|"
+    r"compulsory|obligatory|non-negotiable|"
     r"forbidden|important|only|instead\s+of|rather\s+than|at\s+most|at\s+least|maximum|minimum|no\s+more\s+than)\b")
 DESCRIBES = "describes rather than directs"  # why a block that is no rule is skipped
 _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
@@ -77,7 +78,11 @@ _AFTER_CONDITION = frozenset([
 # commits before merging"), as a description may ("Deploy pipeline runs on merge", "Mock data lives in
 # fixtures/"): the verb instructs when an object or a manner follows it, or the rule says when to do it.
 _VERB_OR_NOUN = _DOES | _AFTER_CONDITION | frozenset(["mock", "stub", "patch", "benchmark", "profile", "cache",
-                                                      "ping", "contact"])
+                                                      "ping", "contact", "tag", "label"])
+# "Tag releases as `v1.2.3`", "Sort imports alphabetically": after such a verb and a plural, a preposition or a
+# manner tells the verb; another word tells a noun with a verb of its own ("Cache entries expire after a day").
+# A noun before "for", "in" or "on" is as likely ("Release notes for each version"): only a manner tells.
+_HOW = re.compile(r"(?:as|with|into|via|using|[a-z]{3,}ly)[,.;:]?", re.IGNORECASE)
 # "Commit messages follow Conventional Commits", "Test files live in tests/": a noun made of the opening word and
 # a plural, then a verb of its own, states; a verb that takes a clause ("Check files are formatted") still directs.
 _COMPOUND = re.compile(r"(?:commit|log|test|name|import|review|store|lock|push|call|format|update|release)\s+"
@@ -290,10 +295,11 @@ def _verb_first(text: str) -> bool:
 
 
 def _directs(text: str) -> bool:
+    from lamar.rules.phrasings import directs_otherwise, unmarked
+
+    text = unmarked(text)
     if _DIRECTIVE.search(text) or _command_reference(text):
         return True
-    from lamar.rules.phrasings import directs_otherwise
-
     if directs_otherwise(text):
         return True  # "No `git push --force`", "Pushing to main is prohibited", "You may rebase"
     stated = _CONDITION.match(text)
@@ -320,6 +326,10 @@ def _verb_or_noun_directs(text: str) -> bool:
         return False
     if words[1].startswith(("`", "#", "@")) or words[1].lower().strip(",.;:") in _OBJECT:  # "Ping #dev", "@alice"
         return True
+    if len(words) == 3 and re.fullmatch(r"[a-z]{2,}s", words[1]) and not _STATES.search(text):
+        from lamar.rules.phrasings import states
+
+        return bool(_HOW.fullmatch(words[2].split(maxsplit=1)[0])) and not states(text)
     # "Cache invalidation happens after each deploy" says when, but of a noun: a verb of its own tells.
     return bool(_WHEN_TO.search(text)) and not _STATES.search(text)
 

@@ -1,5 +1,5 @@
-"""`directs_otherwise`: a rule phrased without "never", "must" or an opening verb, as rules files often phrase
-a prohibition ("No `git push --force`", "Pushing to main is prohibited") or a permission ("You may ...")."""
+"""`directs_otherwise`: a rule phrased without "never", "must" or an opening verb, as rules files often phrase a
+prohibition ("No `git push --force`", "Pushing to main is prohibited"), a permission ("You may ...") or a maxim."""
 
 from __future__ import annotations
 
@@ -29,6 +29,16 @@ _ACT = re.compile(r"^[*_\s]*(?:(?:the\s+)?(?:use|usage)\s+of\b|(?![a-z]*thing\b|
 # "The API ...", "Our old vendor ...": a thing the project has or deals with, which a ban on it only reports;
 # a code span or a quoted word ("The `any` type") names what the project's code or text holds.
 _THING = re.compile(r"^[*_\s]*(?:the|this|that|our|their|its|his|her)\s+[^`'\"“‘]*$", re.IGNORECASE)
+# "Composition over inheritance", "Explicit over implicit": a preference said as a maxim, a few words on each side
+# and no verb ("Queries over 100ms are logged" states, and a figure after "over" is an amount).
+_PREFERENCE = re.compile(r"^[^\s,;:]+(?:\s+[^\s,;:]+){0,3}\s+over\s+(?![\d$])[^\s,;:]+(?:\s+[^\s,;:]+){0,5}$",
+                         re.IGNORECASE)
+# "Each handler needs a timeout", "Every PR has to pass CI": what each item of a kind must have; "Each service has
+# its own Dockerfile" states.
+_EVERY = re.compile(r"^(?:every|each|all|any)\s+[^,;]{1,60}?\s+(?:needs?|has\s+to|have\s+to)\b", re.IGNORECASE)
+# Symbols a rules file marks an item with (a check mark, a warning sign, a pointing hand, an arrow, a bullet): none
+# is the rule's first word. Only those past ASCII: a backtick opens a code span, "#" a channel.
+_MARKS = frozenset(["So", "Sk", "Sm", "Mn", "Cf", "Zs", "Po"])
 # "No longer <verb> ...": what not to do any more; "(no longer)" in brackets marks a rule taken back instead.
 _NO_LONGER = re.compile(r"^[*_`\s]*no\s+longer\s+(\S.*)$", re.IGNORECASE)
 # "No <act> ...": what not to do, named with no verb of its own ("No emojis in commit messages"); "No tests
@@ -50,8 +60,10 @@ def directs_otherwise(text: str) -> bool:
     >>> [directs_otherwise(t) for t in ("No amend unless asked", "No tests exist for it", "Pushing is prohibited")]
     [True, False, True]
     """
-    if _SAYS.search(text):
+    if _SAYS.search(text) or (_EVERY.match(text) and not text.endswith(":")):  # "All changes need to:" leads in
         return True
+    if _PREFERENCE.match(text.rstrip(".!")) and not _FINITE.search(text):
+        return True  # "Explicit over implicit"
     ban = _BANS.search(text)
     if ban and (_ACT.match(text) or not _THING.match(text[:ban.start()])):
         return True
@@ -70,4 +82,19 @@ def directs_otherwise(text: str) -> bool:
     return not _FINITE.search(named) and not _FOR_NOW.search(named)
 
 
-__all__ = ["directs_otherwise"]
+def unmarked(text: str) -> str:
+    """`text` without the symbols that mark its item (a warning sign before "Ask first: ...")."""
+    import unicodedata
+
+    n = 0
+    while n < len(text) and (text[n] == " " or text[n] > "\x7f" and unicodedata.category(text[n]) in _MARKS):
+        n += 1
+    return text[n:]
+
+
+def states(text: str) -> bool:
+    """Whether `text` has a verb that states, as a description does ("is", "runs", "contains", ...)."""
+    return bool(_FINITE.search(text))
+
+
+__all__ = ["directs_otherwise", "states", "unmarked"]
