@@ -1,4 +1,5 @@
-"""`strict_tool`: an MCP tool whose argument model refuses an argument the tool does not take."""
+"""`strict_tool`: an MCP tool whose argument model refuses an argument the tool does not take, and whose text
+arguments reach it as they were sent."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -28,10 +30,27 @@ class _StrictTool(Tool):
             raise
 
 
+class _TextAsSent(FuncMetadata):
+    """The SDK's argument handling, except that a text argument (`texts`) is never read as JSON.
+
+    The SDK parses a string argument that holds JSON (an object, a list, null) for every parameter not
+    annotated `str`, to undo the clients that send an object as a string; the tools take `Any`, so that
+    their own checks word a refusal. A search for "null" then listed every lesson, and a task pasted as a
+    JSON error was refused as no text: an argument the schema calls a string is kept as sent.
+    """
+
+    texts: frozenset[str] = frozenset()
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        parsed = super().pre_parse_json(data)
+        return {key: data[key] if key in self.texts else value for key, value in parsed.items()}
+
+
 def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: str | None,
-                annotations: ToolAnnotations, required: Sequence[str] = ()) -> Tool:
+                annotations: ToolAnnotations, required: Sequence[str] = (), parsed: Sequence[str] = ()) -> Tool:
     """The SDK's tool for `fn`, with an argument model that forbids extra arguments; its schema lists
-    `required` as required.
+    `required` as required, and an argument its schema calls a string reaches `fn` as sent, unless it is
+    one of `parsed`, whose JSON the tool reads from the SDK's parse (an object or a list sent as a string).
 
     Pydantic ignores extra fields by default, so a misspelt `dryrun` would run the tool for real
     with `dry_run` left at its default. The refusal comes from the SDK's own validation step: the
@@ -68,9 +87,12 @@ def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: s
         "model_config": ConfigDict(extra="forbid", hide_input_in_errors=True),
         "known_only": model_validator(mode="before")(classmethod(known_only)),
     })
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
     fields = {key: getattr(tool, key) for key in Tool.model_fields}
     schema = strict.model_json_schema(by_alias=True)
+    texts = frozenset(key for key, field in schema["properties"].items()
+                      if field.get("type") == "string" and key not in parsed)
+    metadata = _TextAsSent(**{**{key: getattr(tool.fn_metadata, key) for key in FuncMetadata.model_fields},
+                              "arg_model": strict, "texts": texts})
     if required:
         # Advertised as required, for the client and the model; the function keeps its None
         # default, so a call without one gets the tool's sentence naming it, not a validator's.

@@ -123,13 +123,14 @@ _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 _DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
-def _tool(tools: list[Tool], name: str, title: str, annotations: ToolAnnotations,
-          *required: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _tool(tools: list[Tool], name: str, title: str, annotations: ToolAnnotations, *required: str,
+          parsed: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add a tool whose description is its docstring, dedented (the model reads it), that refuses
-    an argument it does not take, and whose schema lists the `required` ones."""
+    an argument it does not take, whose schema lists the `required` ones, and whose text arguments
+    come as sent but for the `parsed` ones (`strict_tool`)."""
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         tools.append(strict_tool(fn, name=name, title=title, description=inspect.getdoc(fn), annotations=annotations,
-                                 required=required))
+                                 required=required, parsed=parsed))
         return fn
     return register
 
@@ -197,7 +198,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
 
-        @_tool(served, "propose_lessons", "Propose many lessons", _WRITES, "lessons")
+        # A list of lessons sent as a string of JSON, as some clients send a list, is read from the SDK's parse.
+        @_tool(served, "propose_lessons", "Propose many lessons", _WRITES, "lessons", parsed=("lessons",))
         def propose_lessons(ctx: Context, lessons: LessonsTextArg = None, scope: ScopeArg = None) -> ProposeMany:
             """Add many lessons as candidates at once, when the user gives a list of them: Markdown
             bullets ("- When X, do Y, because Z.") or JSON Lines ({"precondition": ..., "action": ...}).

@@ -140,3 +140,56 @@ async def test_a_flag_sent_as_null_is_its_default(store: Path) -> None:
         erased = await session.call_tool("erase", {"lesson_id": lesson, "contexts": None})
         assert not erased.is_error, erased.content[0].text
         assert erased.structured_content["episodes"] == 0
+
+
+
+async def test_a_text_argument_that_is_json_is_read_as_the_text_it_is(store: Path) -> None:
+    # The SDK parses a string argument that holds JSON (an object, a list, null) unless the tool's parameter is a
+    # str; Lamar's are not, so that its own checks speak: the search for "null" listed every lesson, and a task
+    # pasted as a JSON error was refused as not being text.
+    async with stdio_session(store) as session:
+        proposed = await session.call_tool("propose_lesson", {"precondition": "the API answers null for a user",
+                                                              "action": "check the id before the call"})
+        assert not proposed.is_error, proposed.content[0].text
+        found = await session.call_tool("lessons", {"text": "null"})
+        assert [lesson["id"] for lesson in found.structured_content["lessons"]] == [
+            proposed.structured_content["lesson_id"]], found.content[0].text
+        task = '{"error": "TypeError: x is undefined"}'
+        recalled = await session.call_tool("recall", {"text": task, "context": CONTEXT})
+        assert not recalled.is_error, recalled.content[0].text
+        quoted = await session.call_tool("propose_lesson", {"precondition": '{"retry": false}', "action": "[]",
+                                                            "rationale": "null"})
+        assert not quoted.is_error, quoted.content[0].text
+        listed = await session.call_tool("propose_lessons", {"lessons": '[{"precondition": "the cache is cold", '
+                                                                        '"action": "warm it first"}]'})
+        assert not listed.is_error, listed.content[0].text  # a list sent as a string of JSON Lines' objects
+    with Lamar(str(store)) as lam:
+        stored = lam.get(quoted.structured_content["lesson_id"])
+    assert (stored.precondition, stored.action, stored.rationale) == ('{"retry": false}', "[]", "null")
+
+
+async def test_an_object_or_a_list_sent_as_a_json_string_is_read_as_that_object_or_list(store: Path) -> None:
+    # Claude Code and Claude's apps send an object or array argument as a string of JSON, now and then
+    # for a whole session: left a string, no label could ever reach recall, nor a scope a lesson.
+    async with stdio_session(store) as session:
+        recalled = await session.call_tool("recall", {"context": '{"project": "trace", "language": "swift"}',
+                                                      "dry_run": True})
+        assert not recalled.is_error, recalled.content[0].text
+        assert recalled.structured_content["context"] == CONTEXT and len(recalled.structured_content["preview"]) == 2
+        proposed = await session.call_tool("propose_lesson", {"precondition": "the linker runs out of memory",
+                                                              "action": "build with fewer jobs",
+                                                              "scope": ' {"project": "shop"} '})
+        assert not proposed.is_error, proposed.content[0].text
+        listed = await session.call_tool("lessons", {"context": '{"project": "shop"}'})
+        assert not listed.is_error and listed.structured_content["count"] == 2, listed.content[0].text
+        asked = await session.call_tool("whatif", {"policies": '["none", "k:1"]', "scope": '{"project": "trace"}'})
+        assert "policies must be" not in asked.content[0].text and "scope:" not in asked.content[0].text, asked.content
+        before = events(store)
+        for name, args in (("recall", {"context": "{}"}), ("recall", {"context": "project=trace"}),
+                           ("recall", {"context": "{'project': 'trace'}"}), ("recall", {"context": '["trace"]'}),
+                           ("whatif", {"policies": '{"none": 1}'})):
+            refused = await session.call_tool(name, args)
+            assert refused.is_error, (name, args)
+        assert events(store) == before
+    with Lamar(str(store)) as lam:
+        assert dict(lam.get(proposed.structured_content["lesson_id"]).scope) == {"project": "shop"}
