@@ -126,11 +126,21 @@ def refused(unread: Exception) -> JSONRPCError | None:
         except (ValueError, RecursionError):
             return _error(None, PARSE_ERROR, f"Parse error: {str(errors[0]['msg']).removeprefix('Invalid JSON: ')}")
         value = without_lone_surrogates(value)
-        why = (f"it holds a number of {max(digits)} digits, too long to read" if digits
-               else str(errors[0]["msg"]).removeprefix("Invalid JSON: "))
-        return _error(_request_id(value), INVALID_REQUEST, f"Invalid Request: {why}")
+        return _error(_request_id(value), INVALID_REQUEST, f"Invalid Request: {_why_unread(value, digits, errors)}")
     value = _message(errors)
     return _error(_request_id(value), INVALID_REQUEST, f"Invalid Request: {_what_is_wrong(value, errors)}")
+
+
+def _why_unread(value: Any, digits: list[int], errors: list[Any]) -> str:
+    """Why JSON that Python reads (`value`) is no message the SDK reads: a number too long, the message's
+    own fault (one that also held half of an emoji), or the SDK's parser's refusal (nesting past its limit)."""
+    if digits:
+        return f"it holds a number of {max(digits)} digits, too long to read"
+    try:
+        jsonrpc_message_adapter.validate_python(value, by_name=False)
+    except ValidationError as exc:
+        return _what_is_wrong(value, exc.errors())
+    return str(errors[0]["msg"]).removeprefix("Invalid JSON: ")
 
 
 _LONGEST_WHOLE = 4300  # digits: Python's own limit on reading an integer from text

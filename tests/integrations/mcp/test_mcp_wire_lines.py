@@ -29,6 +29,9 @@ LINES: list[tuple[bytes, tuple[Any, int] | None]] = [
     (b'{"jsonrpc": "2.0", "id": 9, "result": "ok"}', (None, INVALID)),  # a reply, whose id names no request of ours
     (b'{"jsonrpc": "2.0", "id": "ten", "method": "tools/call", "params": [1]}', ("ten", INVALID)),
     (b'{"id": 11, "method": "ping"}', (11, INVALID)),
+    (b'{"jsonrpc": "2.0", "id": 12, "method": 3, "params": {"t": "\\ud83d"}}', (12, INVALID)),  # half an emoji too
+    (b'{"jsonrpc": "2.0", "id": 13, "method": "ping", "params": {"a": ' + b"[" * 300 + b"]" * 300 + b"}}",
+     (13, INVALID)),  # deeper than the SDK's parser goes
     (b"   ", None),  # blank: no message, so nothing to answer
 ]
 
@@ -67,6 +70,8 @@ async def test_each_line_that_is_no_message_is_answered_as_json_rpc_says_and_log
         assert answer["jsonrpc"] == "2.0" and answer["error"]["message"], answer
     assert "5000 digits" in answers[3]["error"]["message"]
     assert "batch" in answers[6]["error"]["message"]
+    assert "method: Input should be a valid string" in answers[10]["error"]["message"], answers[10]
+    assert "recursion limit" in answers[11]["error"]["message"], answers[11]
     dropped = [line for line in stderr.splitlines() if line.startswith("lamar mcp: ")]
     assert len(dropped) == len(expected), stderr
     assert [str(code) in line for line, (_, code) in zip(dropped, expected)] == [True] * len(expected), stderr
