@@ -1,16 +1,20 @@
 """Lines on `lamar mcp`'s stdin that are no JSON-RPC message, written as raw bytes to a real process: each is
-answered with the JSON-RPC 2.0 error it calls for, said in one line on stderr, and the server serves on."""
+answered with the JSON-RPC 2.0 error it calls for, said in one line on stderr, and the server serves on; over HTTP
+the SDK answers such a body itself."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
-from lamar_mcp.launch import child_env, lamar_command
+from lamar_mcp.launch import child_env, http_server, lamar_command
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -77,3 +81,21 @@ async def test_each_line_that_is_no_message_is_answered_as_json_rpc_says_and_log
     assert [str(code) in line for line, (_, code) in zip(dropped, expected)] == [True] * len(expected), stderr
     assert "hunter2" not in stderr  # what a line held stays off the log: it may be a secret
     assert status == 0, stderr
+
+
+def test_over_http_a_body_that_is_no_message_gets_a_400_with_a_json_rpc_error(store: Path) -> None:
+    with http_server(store) as url:
+        # The SDK answers JSON that is no message with -32602 (invalid params), where JSON-RPC says -32600.
+        for body, codes in ((b"password hunter2", {PARSE}), (b'{"jsonrpc": "2.0", "id": 7, "method": 3}',
+                                                             {INVALID, -32602})):
+            sent = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json",
+                                                                   "Accept": "application/json, text/event-stream"})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(sent, timeout=30)
+            assert refused.value.code == 400
+            answer = json.loads(refused.value.read())
+            assert answer["id"] is None and answer["error"]["code"] in codes, answer
+        pinged = urllib.request.Request(url, data=json.dumps(INITIALIZE).encode(), headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        with urllib.request.urlopen(pinged, timeout=30) as served:  # and it serves on
+            assert json.loads(served.read())["id"] == 0
