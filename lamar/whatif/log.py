@@ -107,35 +107,41 @@ def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] 
                len(selected), randomized)
 
 
-def check_log(log: Log, minimum: int, location: str, selected: bool) -> None:
+def check_log(log: Log, minimum: int, location: str, whole: Log | None = None) -> None:
     """Refuse a log that cannot support any counterfactual, naming what is missing.
 
-    `selected` says that since or scope narrowed the log: only then is widening them advice.
+    `whole` is the store's log unselected, where since or scope selected `log`: widening them is advice
+    only where the whole log holds what the selection lacks, and "in this selection" only where it left
+    episodes out (a store with no episode at all is said to have none, whatever was selected).
 
     Raises:
         LamarError: too few reported episodes, no eligible lesson in any episode, or no episode with
             a coin (0 < p < 1).
     """
     reported = len(log.slate)
+    narrowed = whole is not None and whole.logged > log.logged
     if reported < minimum:
         # Reporting every logged episode would not reach the minimum: more episodes are logged first.
         step, said = ("report", "report more outcomes ") if log.logged >= minimum else (
             "recall", "log more episodes and report them ")
+        widen = whole is not None and len(whole.slate) >= minimum
         raise advised(
             LamarError,
-            f"store {location} has {reported} reported episode(s){' in this selection' if selected else ''} "
+            f"store {location} has {reported} reported episode(s){' in this selection' if narrowed else ''} "
             f"({log.logged} logged); a what-if estimate needs at least {minimum}: {said}",
-            ADVICE[step] + (WIDEN[step] if selected else ""))
+            ADVICE[step] + (WIDEN[step] if widen else ""))
     if log.randomized == 0 and not lessons_in(log.slates):
         # No lesson to flip a coin for: a holdout, whatever its rate, would not have changed that.
+        widen = whole is not None and bool(lessons_in(whole.slates))
         raise advised(
             LamarError,
             f"store {location} has {reported} reported episodes but no lesson was eligible in any of "
             "them, so no coin was ever flipped and the log cannot say what another policy would have "
-            "done. Add lessons whose scope matches these contexts ", ADVICE["add"] + (WIDEN["add"] if selected else ""))
+            "done. Add lessons whose scope matches these contexts ", ADVICE["add"] + (WIDEN["add"] if widen else ""))
     if log.randomized == 0:
         # A holdout above zero is not enough: the coins stop where no verdict is within reach, and a
         # compaction or since/scope may have left out the episodes that had them.
+        widen = whole is not None and whole.randomized > 0
         raise advised(
             LamarError,
             f"store {location} has {reported} reported episodes but none with a logged coin "
@@ -143,7 +149,7 @@ def check_log(log: Log, minimum: int, location: str, selected: bool) -> None:
             "would have done. The engine flips a coin only while the holdout is above zero (the default "
             f"holdout={Policy().holdout:g}) and a lesson's verdict is within reach (docs/decisions.md, \"The "
             "evidence coin, and where it is spent\"): keep the holdout above zero ",
-            ADVICE["coin"] + (WIDEN["coin"] if selected else ""))
+            ADVICE["coin"] + (WIDEN["coin"] if widen else ""))
 
 
 def lessons_in(slates: Iterable[Slate]) -> set[str]:

@@ -142,10 +142,15 @@ def test_the_advice_to_widen_since_and_scope_comes_only_where_they_narrowed_the_
     said = str(refused.value)
     assert said.endswith("report more outcomes (lamar report EPISODE SIGNAL)"), said
     assert "widen" not in said.rpartition(" has ")[2] and "selection" not in said.rpartition(" has ")[2]
-    with pytest.raises(LamarError, match=r"in this selection .*or widen since/scope$"):
+    # A scope every episode has, and a since before the first, leave nothing out: nothing to widen.
+    for selection in ({"scope": {"task": "flaky"}}, {"since": 0.0}):
+        with pytest.raises(LamarError) as refused:
+            lam.whatif(**selection)  # type: ignore[arg-type]
+        assert str(refused.value) == said, selection
+    for _ in range(40):
+        lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
+    with pytest.raises(LamarError, match=r"5 reported episode\(s\) in this selection .*or widen since/scope$"):
         lam.whatif(scope={"task": "flaky"})
-    with pytest.raises(LamarError, match=r"or widen since/scope$"):
-        lam.whatif(since=0.0)
     lam.close()
     bare = _engine(tmp_path / "bare.db")
     for _ in range(40):
@@ -153,9 +158,32 @@ def test_the_advice_to_widen_since_and_scope_comes_only_where_they_narrowed_the_
     with pytest.raises(LamarError, match="no lesson was eligible") as refused:
         bare.whatif()
     assert str(refused.value).endswith("shows which are eligible)"), refused.value
+    with pytest.raises(LamarError, match="no lesson was eligible") as refused:
+        bare.whatif(scope={"task": "build"})  # no episode of the store had one
+    assert str(refused.value).endswith("shows which are eligible)"), refused.value
+    for _ in range(10):
+        bare.report(bare.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
     with pytest.raises(LamarError, match="or widen since/scope to episodes that had some$"):
         bare.whatif(scope={"task": "build"})
     bare.close()
+
+
+def test_a_selection_of_a_store_with_too_few_episodes_in_all_is_not_told_to_widen(tmp_path: Path) -> None:
+    # Widening since/scope reaches the whole store at most: where it holds no episode, or fewer than 30
+    # reported, that cannot help, and "in this selection" only says so where the selection left some out.
+    lam = _engine(tmp_path / "s.db")
+    said = []
+    for _ in range(2):
+        for selection in ({"scope": {"task": "flaky"}}, {"since": 0.0}, {"scope": {"task": "flaky"}, "since": 0.0}):
+            with pytest.raises(LamarError, match="0 reported episode") as refused:
+                lam.whatif(**selection)  # type: ignore[arg-type]
+            said.append(str(refused.value))
+        for i in range(20):
+            lam.report(lam.recall({"task": "deploy" if i % 2 else "flaky"}).episode_id, Signal.SHIPPED)
+    assert all("widen" not in text and text.endswith("then lamar report EPISODE SIGNAL)") for text in said), said
+    assert all("selection" not in text.rpartition(" has ")[2] for text in said[:3]), said
+    assert "10 reported episode(s) in this selection (10 logged)" in said[3], said
+    lam.close()
 
 
 def test_a_policy_that_is_neither_a_name_nor_an_alternative_is_refused(tmp_path: Path) -> None:

@@ -49,8 +49,10 @@ async def test_the_tool_refuses_with_what_to_do(logged: Path, tmp_path: Path) ->
         assert "since" not in few.content[0].text and "lamar report" not in few.content[0].text, few.content
         # No scope narrowed the log, so widening it is no advice: the next step is to report.
         assert "widen" not in few.content[0].text and "report once the human's reaction" in few.content[0].text
+        # Nor where the store holds no episode at all: widening cannot find any.
         few = await session.call_tool("whatif", {"scope": {"project": "trace"}})
-        assert "widen scope or leave it out" in few.content[0].text, few.content
+        assert few.is_error and "at least 30" in few.content[0].text, few.content
+        assert "widen" not in few.content[0].text and "selection" not in few.content[0].text, few.content
     async with stdio_session(unmatched) as session:
         none = await session.call_tool("whatif", {"scope": {"project": "trace"}})
         said = none.content[0].text

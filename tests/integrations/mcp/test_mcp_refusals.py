@@ -153,6 +153,9 @@ def test_whatif_on_too_few_logged_episodes_is_told_to_recall_then_report() -> No
     lam, tools = _tools()
     lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
     for scope, widen in ((None, ""), ({"task": "flaky"}, ", or widen scope or leave it out")):
+        if scope:  # widening is advice only where the store holds enough episodes the scope left out
+            for _ in range(30):
+                lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
         with pytest.raises(ToolError) as caught:
             tools.whatif(None, scope)
         said = str(caught.value)
@@ -172,6 +175,9 @@ def test_whatifs_reworded_advice_on_the_log_is_cut_by_its_field(monkeypatch: pyt
     for _ in range(30):  # logged, not reported: reporting is what is missing
         lam.recall({"task": "flaky"})
     for scope, widen in ((None, ""), ({"task": "flaky"}, ", or widen scope or leave it out")):
+        if scope:  # widening is advice only where the store holds enough episodes the scope left out
+            for _ in range(30):
+                lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
         with pytest.raises(ToolError) as caught:
             tools.whatif(None, scope)
         said = str(caught.value)
