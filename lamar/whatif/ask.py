@@ -167,10 +167,13 @@ def _never_eligible(lam: Lamar, lesson: str) -> str:
 
     experience = lam.get(lesson)
     into = experience.provenance.get("merged_into")
-    if isinstance(into, str):
-        return f"it was merged into {echoed(into)}: ask for without:{into} instead"
+    merged = isinstance(into, str)
     if lam.evidence(lesson).eligible:  # counted by the engine, compacted episodes included
-        return "the episodes it was eligible in were compacted by sleep, and the log no longer holds their coins"
+        since = f"; it was merged into {echoed(into)} since, which without:{into} asks about" if merged else ""
+        return ("the episodes it was eligible in were compacted by sleep, and the log no longer holds their "
+                f"coins{since}")
+    if merged:
+        return f"it was merged into {echoed(into)}: ask for without:{into} instead"
     folded = fold_store(lam.store)
     matched = [when for when, c, live, reward in zip(folded.times, folded.context, folded.alive, folded.reward,
                                                      strict=True)

@@ -393,3 +393,25 @@ def test_a_selection_without_a_coin_under_a_holdout_above_zero_is_not_told_to_ke
     said = str(refused.value)
     assert "within reach" in said and "widen" not in said, said
     lam.close()
+
+
+def test_without_a_merged_lesson_whose_episodes_were_compacted_says_they_were(tmp_path: Path) -> None:
+    # Merged after it was eligible in episodes that sleep then compacted: what leaves it out of every
+    # episode is the compaction, and the lesson it was merged into speaks only for the episodes after.
+    lam = Lamar(str(tmp_path / "s.db"), k=3, seed=5, holdout=0.3)
+    pair = [lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+            for action in ("pin the seeds", "pin the random seeds")]
+    for i in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    lam.apply(report := lam.sleep(), only=[p.id for p in report if p.kind == "merge"])
+    copy, keeper = sorted(pair, key=lambda lesson: lam.get(lesson).provenance.get("merged_into") is None)
+    assert lam.get(copy).provenance.get("merged_into") == keeper and lam.evidence(copy).eligible == 40
+    lam.apply(report := lam.sleep(keep_last=0), only=[p.id for p in report if p.kind == "compact"])
+    for i in range(60):
+        rec = lam.recall({"task": "flaky"})
+        lam.report(rec.episode_id, Signal.SHIPPED if pair[0] in rec.ids or i % 4 == 0 else Signal.CORRECTED)
+    with pytest.raises(InvalidArgument, match=f"lesson '{copy}' was not eligible in any reported episode") as refused:
+        lam.whatif(f"without:{copy}")
+    said = str(refused.value)
+    assert "compacted by sleep" in said and f"merged into '{keeper}'" in said, said
+    lam.close()
