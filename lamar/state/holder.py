@@ -11,20 +11,18 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from lamar._errors import (
-    DuplicateReport,
     EventConflict,
     InvalidExperience,
     StoreError,
     UnknownEpisode,
     UnknownExperience,
-    advised,
 )
 from lamar.arguments import unknown
 from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
 from lamar.state.cache import same_texts
 from lamar.state.follower import Follower, SettledFollower
-from lamar.state.outcome import refused, unknown_episode, write_outcome
+from lamar.state.outcome import overtaken, refused, unknown_episode, write_outcome
 from lamar.state.pending import settle
 from lamar.state.saved import tuning_of
 from lamar.store.appendable import storable_key
@@ -34,8 +32,8 @@ from lamar.store.base import Event, FoldedRows, KeyedStore, RowsView, Store, fol
 # once in this many seconds, or in a quarter of `pending_after` if that is shorter.
 _SETTLE_EVERY = 60.0
 _BUILDS = 3  # builds of stale rows a read makes before it reads them as they are
-# The pauses before each write again of a replacement that another writer's outcome overtook.
-_OVERTAKEN_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8)
+# The pauses before each write again of a report that another writer's outcome overtook.
+_OVERTAKEN_PAUSES = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8)
 
 
 class Holder(Protocol):
@@ -125,17 +123,16 @@ def without_copies(states: list[Any], allowed: set[str] | None = None) -> list[A
 def report_outcome(holder: Holder, episode_id: str, reward: float, signal: str | None, replace: bool,
                    location: str) -> None:
     """`holder.report`, whose refusal of an id the store holds as a lesson's says so: a recall hands
-    over an episode id and lesson ids, and one is passed for the other. A replacement that another writer's
-    report of the episode overtook is written again, over that report."""
+    over an episode id and lesson ids, and one is passed for the other. A report that another writer's
+    outcome of the episode overtook reads the log again, and replaces that outcome if asked to or if it is a default."""
     for pause in (*_OVERTAKEN_PAUSES, None):
         try:
             holder.report(episode_id, reward, signal, replace)
             return
         except EventConflict:
-            # Only a replacement gets here: another writer's outcome of the episode came between this one's
-            # read and its write. The caller asked to replace whatever is there, so that outcome too, once
-            # a read shows it: in PostgreSQL's fold mode it may wait in the inbox for its fold, or behind
-            # a write in flight, for a fraction of a second.
+            # Another writer's outcome of the episode came between this one's read and its write. Read again:
+            # a replacement replaces it, a late report replaces it where it is a default, once a read shows it
+            # (in PostgreSQL's fold mode it may wait in the inbox for its fold, or behind a write in flight).
             if pause is None:
                 break
             time.sleep(pause)
@@ -143,9 +140,7 @@ def report_outcome(holder: Holder, episode_id: str, reward: float, signal: str |
             if not isinstance(episode_id, str) or not holder.lessons([episode_id]).states:
                 raise
             raise unknown_episode(episode_id, location, lesson=True) from None
-    raise advised(DuplicateReport, f"episode {episode_id} was reported by other writers each of the "
-                  f"{len(_OVERTAKEN_PAUSES) + 1} times this report tried to replace their outcome",
-                  "; nothing of it was stored: report it again with replace=True")
+    raise overtaken(episode_id, replace, len(_OVERTAKEN_PAUSES) + 1)
 
 
 def unknown_lesson(log: Follower, exp_id: str, location: str) -> UnknownExperience:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lamar._errors import DuplicateReport, EventConflict, UnknownEpisode, advised
+from lamar._errors import DuplicateReport, UnknownEpisode, advised
 from lamar.arguments import unknown
 from lamar.store.base import Event
 
@@ -23,15 +23,14 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     Raises:
         UnknownEpisode: the log has no such episode.
         DuplicateReport: the episode has an outcome and `replace` is False, or it is sealed.
-        EventConflict: `replace` is True and another writer reported the episode after the log was read
-            here: `report_outcome` reads it again and replaces that outcome.
+        EventConflict: another writer stored an outcome of the episode after the log was read here:
+            `report_outcome` reads it again, to replace it where asked or where it is a default.
     """
     if not synced:
         log.sync()
     episode = log.find(episode_id)
     if episode is None:
         raise unknown_episode(episode_id, log.store.location)
-    asked = replace
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
     if episode.sealed:  # before the advice to replace it, which would be refused the same way
@@ -44,13 +43,7 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
                       f"({episode.signal or episode.reward})", REPLACE_ADVICE)
     key = f"outcome:{episode_id}" + (f":{episode.reports}" if episode.reports else "")
     data = {"episode": episode_id, "reward": reward, "signal": signal, "replace": bool(episode.reports)}
-    try:
-        (stored,) = log.append([Event("outcome", data, key=key)])
-    except EventConflict:
-        if asked:
-            raise
-        raise advised(DuplicateReport, f"episode {episode_id} was reported by another writer just now",
-                      REPLACE_ADVICE) from None
+    (stored,) = log.append([Event("outcome", data, key=key)])
     log.cache.ignored.clear()
     if synced:
         log.fold_tail([stored])  # the only event since the caller's fold
@@ -58,6 +51,15 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
         log.sync()
     now = log.cache.episodes.get(episode_id)
     return stored.seq in log.cache.ignored or (now is not None and now.outcome_seq < stored.seq)
+
+
+def overtaken(episode_id: str, replace: bool, tries: int) -> DuplicateReport:
+    """The refusal of a report that other writers' outcomes of the episode overtook at each of its `tries`."""
+    if not replace:
+        return advised(DuplicateReport, f"episode {episode_id} was reported by another writer just now", REPLACE_ADVICE)
+    return advised(DuplicateReport, f"episode {episode_id} was reported by other writers each of the {tries} "
+                   "times this report tried to replace their outcome", "; nothing of it was stored: report it again "
+                   "with replace=True")
 
 
 def unknown_episode(episode_id: str, location: str, *, lesson: bool = False) -> UnknownEpisode:
@@ -79,4 +81,4 @@ def refused(episode_id: str) -> DuplicateReport:
     )
 
 
-__all__ = ["refused", "unknown_episode", "write_outcome"]
+__all__ = ["overtaken", "refused", "unknown_episode", "write_outcome"]

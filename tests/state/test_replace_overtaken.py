@@ -1,16 +1,19 @@
-"""`report(..., replace=True)` overtaken by another writer's report of the same episode, stored between
-its read of the log and its write: it replaces that outcome, on every backend that many writers share."""
+"""A report overtaken by another writer's outcome of the same episode, stored between its read of the log and
+its write: with `replace=True` it replaces that outcome, and a late report replaces a default, on every backend
+that many writers share."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lamar import DuplicateReport, Experience, Lamar, Scope
 from lamar.store import open_store
-from lamar.store.base import Event
+from lamar.store.base import Event, folded_rows
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
@@ -82,13 +85,42 @@ def test_a_replacement_overtaken_at_every_try_says_nothing_of_it_was_stored(tmp_
 
     store.append = other_first  # type: ignore[method-assign]
     lam = Lamar(store, k=2, seed=3)
-    with pytest.raises(DuplicateReport, match="each of the 6 times") as refused:
+    with pytest.raises(DuplicateReport, match="each of the 7 times") as refused:
         lam.report(episode, 1.0, replace=True)
     assert refused.value.advice == "; nothing of it was stored: report it again with replace=True"
-    assert len(overtakings) == 6
+    assert len(overtakings) == 7
     lam.close()
     other.close()
     reopened = Lamar(open_store(location), k=2, seed=4)
     rewards = [e.data["reward"] for e in reopened.store.read(0) if e.kind == "outcome"]
-    assert rewards == [-1.0] * 6  # the other writer's six, none of this one's
+    assert rewards == [-1.0] * 7  # the other writer's seven, none of this one's
+    reopened.close()
+
+
+def test_a_late_report_overtaken_by_another_process_settling_its_default_replaces_the_default(location: str) -> None:
+    settler = Lamar(open_store(location), k=2, seed=1, pending_after=60.0, pending_outcome="reasked")
+    settler.add(Experience("case", "do", scope=Scope(project="svc")))
+    episode = settler.recall({"project": "svc"}).episode_id
+    store = open_store(location)
+    writer: Any = folded_rows(store) or store  # a first report in PostgreSQL's fold mode is written by its rows
+    append = writer.append
+    settled: list[str] = []
+
+    def settled_first(events: list[Event], **options: Any) -> list[Event]:
+        # The other process gives the episode its default after this engine read the log, before its write.
+        if not settled and any(event.kind == "outcome" for event in events):
+            settled.extend(settler.settle_pending(now=time.time() + 3600))
+        return append(events, **options)  # type: ignore[no-any-return]
+
+    writer.append = settled_first
+    lam = Lamar(store, k=2, seed=3)
+    lam.recall({"project": "svc"})
+    lam.report(episode, "shipped")  # a late report replaces a default without replace=True
+    assert episode in settled
+    lam.close()
+    settler.close()
+    reopened = Lamar(open_store(location), k=2, seed=4)
+    outcomes = [e.data for e in reopened.store.read(0) if e.kind == "outcome" and e.data["episode"] == episode]
+    assert [(o["signal"], bool(o.get("default")), o["replace"]) for o in outcomes] == [
+        ("reasked", True, False), ("shipped", False, True)]
     reopened.close()
