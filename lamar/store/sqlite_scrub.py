@@ -53,7 +53,7 @@ def scrub(db: sqlite3.Connection, path: Path, timeout: float, rows: list[Row]) -
                                  f"{sqlite_checks.write_advice(path, exc)}") from exc
             raise
         if len(later) < len(rows) or not rows:  # an erase event's data holds no erased text: none to compact away
-            _compact(db, path, timeout)
+            _compact(db, path, timeout, bool(rows))
         if later:
             _mark_done(db, path, later)
     finally:
@@ -74,19 +74,23 @@ def _contexts_change(db: sqlite3.Connection, rows: list[Row]) -> bool:
     return False
 
 
-def _compact(db: sqlite3.Connection, path: Path, timeout: float) -> None:
+def _compact(db: sqlite3.Connection, path: Path, timeout: float, scrubbed: bool) -> None:
     """VACUUM, then fold the write-ahead log into the file and truncate it: no page, free or in
-    the log, still holds the data the scrub replaced."""
+    the log, still holds the data the scrub replaced. `scrubbed`: events were replaced just now
+    (an erase's first step replaces none, and its refusal must not say it did)."""
+    done, after = ("", "wait until no one reads it")
+    if scrubbed:
+        done = "the events were scrubbed, but "
+        after = "old pages may remain until it is: scrub again when no one reads it"
     try:
         db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")  # readers get this long
         db.execute("VACUUM")  # a fresh file: free pages that held the data are gone
         busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except sqlite3.Error as exc:
-        raise StoreError(f"{path}: the events were scrubbed, but the file could not be compacted "
-                         f"({exc}); old pages may remain until it is: scrub again when no one reads it") from exc
+        raise StoreError(f"{path}: {done}the file could not be compacted ({exc}); {after}") from exc
     if busy:
-        raise StoreError(f"{path}: the events were scrubbed, but readers kept its write-ahead log "
-                         f"({path}-wal) from being emptied; scrub again when no one reads it")
+        raise StoreError(f"{path}: {done}readers kept its write-ahead log ({path}-wal) from being emptied; "
+                         + after.rpartition(": ")[2])
 
 
 def _mark_done(db: sqlite3.Connection, path: Path, rows: list[Row]) -> None:
