@@ -22,8 +22,24 @@ def confirm_page(action: str, question: str, token: str, fields: Mapping[str, st
             f'<a href="{escape(back)}">Cancel</a></form>')
 
 
+_LINE = 70  # characters a field's line holds at its narrowest, for the rows a long text needs
+
+
+def text_field(name: str, label: str, value: str, hint: str = "") -> str:
+    """A lesson's text field: a box that shows the whole text and keeps the lines a person types (a one-line
+    input cuts a long lesson to a strip and drops a newline, gluing the words either side of it). The store
+    keeps the text in prompt form, one line, as the review shows it."""
+    rows = min(20, max(2, sum(-(-len(line) // _LINE) or 1 for line in value.split("\n"))))
+    placeholder = f' placeholder="{escape(hint)}"' if hint else ""
+    # The newline after the tag is the one the HTML parser drops, so a text that starts with one keeps it.
+    return (f'<label>{label}<textarea name="{name}" class="lesson-field" dir="auto" rows="{rows}"{placeholder}>\n'
+            f"{escape(value)}</textarea></label>")
+
+
 def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
     def field(name: str, label: str, hint: str) -> str:
+        if name != "scope":
+            return text_field(name, label, values.get(name, ""), hint)
         return (f'<label>{label}<input name="{name}" dir="auto" value="{escape(values.get(name, ""))}" '
                 f'placeholder="{escape(hint)}"></label>')
 
@@ -43,6 +59,8 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
 def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str = "") -> str:
     """The form for a lesson's next version, filled with `values` (the lesson's own at first)."""
     def field(name: str, label: str) -> str:
+        if name != "scope":
+            return text_field(name, label, values.get(name, ""))
         return f'<label>{label}<input name="{name}" dir="auto" value="{escape(values.get(name, ""))}"></label>'
 
     checked = " checked" if values.get("keep") == "yes" else ""

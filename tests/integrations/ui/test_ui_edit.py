@@ -35,7 +35,7 @@ def test_a_lesson_is_edited_after_a_review(server: tuple[str, Path, str]) -> Non
     page = html.unescape(_get(url, f"/lessons/{exp_id}"))
     assert f"/lessons/{exp_id}/edit" in page
     form = html.unescape(_get(url, f"/lessons/{exp_id}/edit"))
-    assert 'value="clear the cache"' in form and 'value="project=trace"' in form
+    assert '>\nclear the cache</textarea>' in form and 'value="project=trace"' in form
     values = {"precondition": "the build fails", "action": "clear DerivedData", "rationale": "stale module maps",
               "scope": "project=trace language=swift"}
     review = html.unescape(_get(url, f"/lessons/{exp_id}/edit", values))
@@ -77,3 +77,4 @@ def test_an_edit_sent_twice_stores_once_and_shows_the_lesson_both_times(server: 
     assert "edited to version 2 (action)" in first and "edited to version 2 (action)" in second
     edited, restarts = _lesson(path, exp_id)
     assert (edited.action, edited.provenance["version"], restarts) == ("clear DerivedData", 2, 1)
+

@@ -1,5 +1,6 @@
 """What a team lead meets in `lamar ui` in a real browser: a rejected proposal that stays readable and
-un-rejectable, an edit form whose checkbox sits beside its words, and a lesson id the store lacks."""
+un-rejectable, an edit form whose checkbox sits beside its words and whose fields show a long lesson whole,
+and a lesson id the store lacks."""
 
 from __future__ import annotations
 
@@ -122,3 +123,59 @@ def test_on_a_phone_a_table_keeps_its_words_whole_and_scrolls_in_its_box(tmp_pat
         finally:
             phone.quit()
     assert not any(broken.values()), broken
+
+
+_LONG = ("run the failing test alone first with the seed it printed, then with the seed of the run before it, "
+         "and only then raise its timeout: a test that fails alone fails for its own reasons, one that fails "
+         "only among the others shares state with them (a temporary folder, a port, an environment variable "
+         "set and never unset), and raising the timeout hides both; write down which it was in the pull request")
+
+
+@pytest.mark.parametrize("phone", [False, True])
+def test_a_long_lesson_is_edited_whole_and_its_text_goes_through_the_store_unchanged(
+        tmp_path: Path, phone: bool, request: pytest.FixtureRequest) -> None:
+    # The fields were one-line inputs: a lesson of several lines showed its first forty words, scrolled
+    # sideways within its box, and a newline typed in it was dropped, gluing the words on either side.
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.integrations.ui.test_ui_browser import phone_browser
+    from tests.integrations.ui.test_ui_edit import _lesson
+
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        exp_id = lam.add(Experience("a UI test times out on CI", _LONG, rationale="", scope=Scope(project="trace")))
+    driver = phone_browser() if phone else request.getfixturevalue("browser")
+    try:
+        with serving(path) as url:
+            driver.get(url)
+            driver.get(f"{url.split('/?')[0]}/lessons/{exp_id}/edit")
+            WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.add"))
+            fields = driver.execute_script("""
+                return [...document.querySelectorAll('form.add [name=precondition], form.add [name=action]')]
+                  .map(f => [f.tagName, f.value,
+                             f.scrollHeight <= f.clientHeight + 1 && f.scrollWidth <= f.clientWidth + 1,
+                             f.getBoundingClientRect().right <= document.documentElement.clientWidth]);""")
+            assert fields == [["TEXTAREA", "a UI test times out on CI", True, True],
+                              ["TEXTAREA", _LONG, True, True]], fields  # the whole text, on screen
+            when = driver.find_element(By.NAME, "precondition")
+            driver.execute_script("arguments[0].setSelectionRange(99, 99); arguments[0].focus();", when)
+            when.send_keys(Keys.ENTER, "after the runner was upgraded")  # a line of its own, as a person types one
+            driver.find_element(By.NAME, "keep").click()  # a wording fix: the action must come back as it was
+            driver.find_element(By.XPATH, "//button[starts-with(normalize-space(), 'Review')]").click()
+            WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.confirm"))
+            carried = driver.execute_script(
+                "return ['precondition', 'action'].map(n => document.querySelector(`[name=${n}]`).value)")
+            typed = "a UI test times out on CI\nafter the runner was upgraded"
+            assert carried == [typed, _LONG], carried  # sent on as typed
+            assert "Its evidence is kept (a wording fix)." in driver.find_element(By.TAG_NAME, "main").text
+            driver.find_element(By.XPATH, "//button[normalize-space()='Yes, store it']").click()
+            WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "p.lesson-text"))
+            edited, restarts = _lesson(path, exp_id)
+            assert (edited.precondition, edited.action, edited.provenance["version"], restarts) == (
+                " ".join(typed.split()), _LONG, 2, 0)  # one line in the prompt, as the review showed it
+            driver.get(f"{url.split('/?')[0]}/lessons/{exp_id}/edit")
+            WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.add"))
+            assert driver.find_element(By.NAME, "action").get_attribute("value") == _LONG
+    finally:
+        if phone:
+            driver.quit()

@@ -126,7 +126,7 @@ def test_an_edit_from_a_form_opened_before_another_edit_is_refused(store: Path) 
         # The newer text is shown under the refusal, between it and the form: "above" sent the eye to the title.
         assert "the lesson was edited since this form was opened: it now reads as shown below (version 2)" in page
         assert page.index('class="error"') < page.index('<p class="lesson-text">') < page.index("<form")
-        assert 'value="delete the build folder"' in page  # the user's text is kept, to be checked and sent again
+        assert '>\ndelete the build folder</textarea>' in page  # the user's text is kept, to be checked and sent again
         assert 'name="version" value="2"' in page
     with Lamar(str(store)) as lam:
         assert lam.get(exp_id).action == "clear DerivedData" and lam.get(exp_id).version == 2
