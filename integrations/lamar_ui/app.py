@@ -225,7 +225,7 @@ class UI:
             else:
                 await run_in_threadpool(lambda: getattr(self.writer, lever)(exp_id, reason))  # opened off the loop
         except LamarError as exc:  # refused (erased already, say): the lesson is there, so not a 404
-            body = f'<p class="error">{escape(str(exc))}</p><p><a href="{back}">Back to the lesson</a></p>'
+            body = f'{form_pages.refusal(str(exc))}<p><a href="{back}">Back to the lesson</a></p>'
             page = self._page(f"{lever.capitalize()} a lesson", body, "/", answer=True)
             page.status_code = 409
             return page

@@ -12,12 +12,21 @@ from lamar.experience import Experience
 from lamar_ui.bidi import lesson, said
 from lamar_ui.pages import hidden_token
 
+# Where a form's answer opens focused, so a keyboard lands on what to read next and a screen reader reads it: the
+# question a review asks (the next Tab reaches its Yes), or why the form was refused, said at once (role="alert").
+_ASKED = '<p class="asked" tabindex="-1" autofocus>'
+
+
+def refusal(error: str) -> str:
+    """Why a form was refused, above the form sent back (see `_ASKED`); "" when it was not."""
+    return f'<p class="error" role="alert" tabindex="-1" autofocus>{escape(error)}</p>' if error else ""
+
 
 def confirm_page(action: str, question: str, token: str, fields: Mapping[str, str], *, button: str,
                  back: str, extra: str = "") -> str:
     """A form that asks once more before a lever changes the store (`extra`: more inputs, as HTML)."""
     inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
-    return (f'<form class="confirm" method="post" action="{escape(action)}"><p>{question}</p>{hidden_token(token)}'
+    return (f'<form class="confirm" method="post" action="{escape(action)}">{_ASKED}{question}</p>{hidden_token(token)}'
             f'{inputs}{extra}<button type="submit" name="confirm" value="yes">{escape(button)}</button> '
             f'<a href="{escape(back)}">Cancel</a></form>')
 
@@ -44,7 +53,7 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
                 f'placeholder="{escape(hint)}"></label>')
 
     return (
-        (f'<p class="error">{escape(error)}</p>' if error else "")
+        refusal(error)
         + '<form class="add" method="post" action="/add">' + hidden_token(token)
         + field("precondition", "When", "the Xcode build fails after a dependency bump")
         + field("action", "do", "clear DerivedData before rebuilding")
@@ -65,7 +74,7 @@ def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str
 
     checked = " checked" if values.get("keep") == "yes" else ""
     return (
-        (f'<p class="error">{escape(error)}</p>' if error else "")
+        refusal(error)
         + f'<p class="lesson-text">{lesson(exp)}</p>'
         + f'<form class="add" method="post" action="/lessons/{quote(exp.id, safe="")}/edit">' + hidden_token(token)
         + f'<input type="hidden" name="version" value="{exp.version}">'  # the version this text replaces
@@ -107,8 +116,8 @@ def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Exper
     rest = len([i for i in ids if i not in added])
     question = (f"Add the {plural(rest, 'lesson')} not added?" if error
                 else "Add this lesson?" if len(lessons) == 1 else f"Add these {plural(len(lessons), 'lesson')}?")
-    return ((f'<p class="error">{escape(error)}</p>' if error else "")
-            + f'<form class="confirm" method="post" action="/add/many"><p>{question}</p>'
+    return (refusal(error)
+            + f'<form class="confirm" method="post" action="/add/many">{"<p>" if error else _ASKED}{question}</p>'
             f"<ol>{items}</ol>{hidden_token(token)}"
             f'<textarea name="lessons" hidden>{escape(text)}</textarea>'
             f'<input type="hidden" name="scope" value="{escape(scope)}">'

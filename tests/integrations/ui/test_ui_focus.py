@@ -54,6 +54,41 @@ def _after(driver, page: str) -> tuple[str, str, bool]:  # type: ignore[no-untyp
     return focused, said, live
 
 
+def test_a_review_opens_on_its_question_and_a_refusal_on_its_reason(tmp_path: Path, browser) -> None:  # noqa: F811
+    # Review… led to a page with focus at its top: a screen reader heard the same title as before, not the
+    # question (nor, for an edit another tab had stored first, the refusal), and Yes was 7 tabs away.
+    from lamar import Experience, Lamar, Scope
+    from tests.integrations.ui.test_ui_lead_walk import _open
+
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        _open(browser, url, f"/lessons/{eid}/edit", "form.add")
+        _tab_to(browser, "textarea[name=action]")
+        _press(browser, Keys.END + " twice")
+        _tab_to(browser, "form.add button")
+        _after(browser, "/edit")
+        question = browser.execute_script("return document.activeElement.textContent")
+        assert question.startswith("Store this as the lesson's next version?"), question
+        _press(browser, Keys.TAB)
+        assert browser.execute_script("return document.activeElement.textContent") == "Yes, store it"
+
+        with Lamar(str(path)) as lam:  # another tab stores its edit meanwhile
+            lam.edit(eid, action="clear DerivedData", reason="another tab")
+        _after(browser, "/edit")
+        refusal, role = browser.execute_script(
+            "return [document.activeElement.textContent, document.activeElement.getAttribute('role')]")
+        assert refusal.startswith("the lesson was edited since this form was opened") and role == "alert", refusal
+
+        _open(browser, url, "/add", "form.add")
+        _tab_to(browser, "form.add button")
+        _after(browser, "/add")
+        refusal, role = browser.execute_script(
+            "return [document.activeElement.textContent, document.activeElement.getAttribute('role')]")
+        assert "empty" in refusal and role == "alert", refusal
+
+
 def test_after_each_sleep_button_focus_is_on_the_next_thing_to_do(tmp_path: Path, browser) -> None:  # noqa: F811
     # Every button led back to the page with focus at its top: a keyboard user tabbed through the header's
     # links and Run sleep again to reach the first proposal, and a screen reader said nothing of the result.
