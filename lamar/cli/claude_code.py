@@ -360,10 +360,10 @@ def no_traces_yet(path: str) -> str | None:
             "they are installed and which store they write to")
 
 
-def unmined_traces(location: str) -> str | None:
+def unmined_traces(location: str, out: str | None = None) -> str | None:
     """What a sleep without --traces leaves of the turns Claude Code's hooks traced for the store `location`, with
-    the command that mines them; None when they traced none. A sleep without a model only consolidates, so a user
-    of the hooks who runs it would otherwise not learn that the sessions' traces wait for `--traces`."""
+    the command that mines them into the report `out` (else report.json); None when they traced none. A sleep
+    without a model only consolidates, so a user of the hooks would otherwise not learn that they wait for it."""
     import stat
 
     from lamar.cli.render import plural
@@ -385,7 +385,7 @@ def unmined_traces(location: str) -> str | None:
     store = "" if pooled else f" --store {shlex.quote(location)}"
     return (f"  not mined: {plural(turns, 'turn')} that Claude Code's hooks traced in {path} (mining takes a "
             f"model): {program_name()} sleep{store} --traces {shlex.quote(path)} --model PROVIDER:MODEL "
-            "--out report.json")
+            f"--out {shlex.quote(out or 'report.json')}")
 
 
 def cmd_trust(args: argparse.Namespace) -> int:

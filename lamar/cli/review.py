@@ -121,7 +121,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     elif not args.traces:
         from lamar.cli.claude_code import unmined_traces
 
-        if unmined := unmined_traces(location):
+        if unmined := unmined_traces(location, args.out):
             print(unmined)
     for proposal in listed:
         print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")

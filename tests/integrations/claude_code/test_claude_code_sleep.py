@@ -46,5 +46,7 @@ def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env
     mined = _lamar(repo, env, "sleep", "--json")  # a script's output holds the report alone
     assert mined.returncode == 0 and "not mined" not in mined.stdout
     assert json.loads(mined.stdout)["proposals"] == []
+    saved = _lamar(repo, env, "sleep", "--out", str(tmp_path / "my report.json"))  # the mining saves where this did
+    assert f"--out '{tmp_path / 'my report.json'}'" in saved.stdout, saved.stdout
     os.remove(traces)
     assert "not mined" not in _lamar(repo, env, "sleep").stdout
