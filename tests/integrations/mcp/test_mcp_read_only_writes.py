@@ -1,5 +1,5 @@
 """`lamar mcp --read-only` over real stdio writes nothing in the store's folder: every file in it keeps its
-bytes and time, though its what-if answer reads a store whose episode table is far behind the log."""
+bytes and time, though its what-if answer reads a store whose episode table and saved state are far behind the log."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.launch import stdio_session
 
-EPISODES = 2600  # past the events a reader that may write folds into the episode table first
+EPISODES = 2600  # past the events a reader that may write folds into the episode table, or saves the state of
 
 
 def _listing(folder: Path) -> dict[str, tuple[int, int]]:
@@ -37,7 +37,10 @@ def _filled(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
         db.execute("DELETE FROM episode_rows")
         db.execute("DELETE FROM episode_slates")
         db.execute("UPDATE meta SET value = '0' WHERE key = 'episode_rows_through'")
+        db.execute("DELETE FROM state")  # as a store filled through store.append has none: a reader may save it
         db.close()
+    else:
+        store.with_name(name + ".state").unlink()
     return store
 
 
