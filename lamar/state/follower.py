@@ -297,6 +297,12 @@ class Follower:
             record = self.cache.episode(episode_id)
         return record
 
+    def checkpointed_elsewhere(self, record: EpisodeRecord) -> bool:
+        """Whether another process's checkpoint took the reported episode into its snapshot after this cache
+        folded it: its key is gone with its event, and only a fold of the log as it now stands seals it."""
+        return bool(record.reports) and not record.sealed and self._keyed is not None and not self._keyed.lookup(
+            [f"episode:{record.id}"])
+
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode; UnknownEpisode when the log has none by that id."""
         record = self.find(episode_id)

@@ -29,6 +29,9 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     if not synced:
         log.sync()
     episode = log.find(episode_id)
+    if episode is not None and log.checkpointed_elsewhere(episode):
+        log.refold()  # its outcome is final now: said so below, rather than advising a replacement refused later
+        episode = log.find(episode_id)
     if episode is None:
         raise unknown_episode(episode_id, log.store.location)
     # A default or an expiry from the pending policy only stood in for this report.

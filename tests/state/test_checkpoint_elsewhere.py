@@ -47,3 +47,22 @@ def test_an_engine_resumed_before_another_process_checkpointed_still_finds_every
     resumed.report(failed, Signal.ACCEPTED)  # late: it replaces the expiry
     assert Lamar(store_location).episode(failed).signal == "accepted"
     resumed.close()
+
+
+def test_an_outcome_another_process_checkpointed_is_refused_as_final_and_nothing_is_written(
+        store_location: str) -> None:
+    """An engine that folded a report before another process's checkpoint sealed it advised replace=True,
+    then refused the replacement as "reported by another writer, and compacted, just now", after writing it."""
+    lam = Lamar(store_location, k=1, seed=0)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+    episode = lam.recall({"project": "demo"}).episode_id
+    lam.report(episode, Signal.SHIPPED)
+    assert Lamar(store_location).checkpoint()  # another process's
+    before = len(lam.store.read(0))
+    for replace in (False, True):
+        with pytest.raises(DuplicateReport, match=r"is final: it was folded into a checkpoint") as refused:
+            lam.report(episode, Signal.REVERTED, replace=replace)
+        assert "replace=True" not in str(refused.value)
+    assert len(lam.store.read(0)) == before  # no outcome written only to be ignored by every fold
+    assert Lamar(store_location).episode(episode).signal == "shipped"
+    lam.close()

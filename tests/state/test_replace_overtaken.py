@@ -5,7 +5,6 @@ that many writers share."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,29 +13,16 @@ import pytest
 from lamar import DuplicateReport, Experience, Lamar, Scope
 from lamar.store import open_store
 from lamar.store.base import Event, folded_rows
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
-@pytest.fixture(params=["sqlite", "json", pytest.param("fold", marks=pytest.mark.postgres),
-                        pytest.param("log", marks=pytest.mark.postgres)])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param in ("sqlite", "json"):
-        yield str(tmp_path / f"shared.{'db' if request.param == 'sqlite' else 'json'}")
-        return
-    postgres_url = request.getfixturevalue("postgres_url")
-    namespace = unique_namespace("replace-overtaken")
-    yield namespace_url(postgres_url, namespace, lamar_fold="on" if request.param == "fold" else "off")
-    drop_namespaces(postgres_url, namespace)
-
-
-def test_a_replacement_overtaken_by_another_writer_replaces_its_outcome(location: str) -> None:
-    setup = Lamar(open_store(location), k=2, seed=1)
+def test_a_replacement_overtaken_by_another_writer_replaces_its_outcome(store_location: str) -> None:
+    setup = Lamar(open_store(store_location), k=2, seed=1)
     for i in range(2):
         setup.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="svc")))
     episode = setup.recall({"project": "svc"}).episode_id
     setup.close()
-    other = Lamar(open_store(location), k=2, seed=2)
-    store = open_store(location)
+    other = Lamar(open_store(store_location), k=2, seed=2)
+    store = open_store(store_location)
     append = store.append
     overtaken: list[str] = []
 
@@ -54,7 +40,7 @@ def test_a_replacement_overtaken_by_another_writer_replaces_its_outcome(location
     assert overtaken == [episode]
     lam.close()
     other.close()
-    reopened = Lamar(open_store(location), k=2, seed=4)
+    reopened = Lamar(open_store(store_location), k=2, seed=4)
     assert reopened.stats()["reports"] == 1  # one outcome counted: the replacement, not both
     outcomes = [e.data for e in reopened.store.read(0) if e.kind == "outcome"]
     assert [(o["reward"], o["replace"]) for o in outcomes] == [(-1.0, False), (1.0, True)]
@@ -97,11 +83,12 @@ def test_a_replacement_overtaken_at_every_try_says_nothing_of_it_was_stored(tmp_
     reopened.close()
 
 
-def test_a_late_report_overtaken_by_another_process_settling_its_default_replaces_the_default(location: str) -> None:
-    settler = Lamar(open_store(location), k=2, seed=1, pending_after=60.0, pending_outcome="reasked")
+def test_a_late_report_overtaken_by_another_process_settling_its_default_replaces_the_default(
+        store_location: str) -> None:
+    settler = Lamar(open_store(store_location), k=2, seed=1, pending_after=60.0, pending_outcome="reasked")
     settler.add(Experience("case", "do", scope=Scope(project="svc")))
     episode = settler.recall({"project": "svc"}).episode_id
-    store = open_store(location)
+    store = open_store(store_location)
     writer: Any = folded_rows(store) or store  # a first report in PostgreSQL's fold mode is written by its rows
     append = writer.append
     settled: list[str] = []
@@ -119,7 +106,7 @@ def test_a_late_report_overtaken_by_another_process_settling_its_default_replace
     assert episode in settled
     lam.close()
     settler.close()
-    reopened = Lamar(open_store(location), k=2, seed=4)
+    reopened = Lamar(open_store(store_location), k=2, seed=4)
     outcomes = [e.data for e in reopened.store.read(0) if e.kind == "outcome" and e.data["episode"] == episode]
     assert [(o["signal"], bool(o.get("default")), o["replace"]) for o in outcomes] == [
         ("reasked", True, False), ("shipped", False, True)]
