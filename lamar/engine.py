@@ -274,8 +274,7 @@ class Lamar:
 
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
-            DuplicateReport: the episode already has an outcome and `replace` is False (with `replace`, an outcome
-                another writer stores meanwhile is replaced too, unless other writers overtake it at each try).
+            DuplicateReport: the episode has an outcome and `replace` is False, or writers overtook it at every try.
             InvalidReward: the signal is not a Signal, its name, or a number in [-1, 1].
             InvalidArgument: `replace` is not True or False (a "false" read from a config would replace).
         """
