@@ -23,12 +23,21 @@ def _lamar(path: Path, *args: str, user: list[str] | None = None) -> subprocess.
                           capture_output=True, text=True, check=False, timeout=60)
 
 
-@pytest.mark.parametrize("command", [("ls",), ("stats",), ("show", "exp_"), ("search", "flakes")])
-def test_a_read_of_a_file_the_user_may_not_write_leaves_nothing_beside_it(tmp_path: Path,
-                                                                         command: tuple[str, ...]) -> None:
-    path = tmp_path / "lessons.db"
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store the commands wrote (a lesson, a recall) and closed: each case reads a byte copy of its own."""
+    path = tmp_path_factory.mktemp("written") / "lessons.db"
     assert _lamar(path, "add", "--create", "--precondition", "a test flakes", "--action", "rerun it").returncode == 0
     assert _lamar(path, "recall", "project=x").returncode == 0
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]  # closed: its log is in the file
+    return path
+
+
+@pytest.mark.parametrize("command", [("ls",), ("stats",), ("show", "exp_"), ("search", "flakes")])
+def test_a_read_of_a_file_the_user_may_not_write_leaves_nothing_beside_it(tmp_path: Path, written: Path,
+                                                                         command: tuple[str, ...]) -> None:
+    path = tmp_path / "lessons.db"
+    shutil.copy2(written, path)
     expected = _lamar(path, *command).stdout
     user = as_user()
     os.chmod(path, 0o444)
