@@ -125,7 +125,11 @@ def location_refusal(text: str) -> str | None:
         return refusal
     if os.path.splitext(os.path.expanduser(text))[1].lower() in (".json", *_SQLITE_SUFFIXES):
         return None
-    return _UNKNOWN_BACKEND.format(text=text)
+    told = _UNKNOWN_BACKEND.format(text=text)
+    if text.strip() != text and location_refusal(text.strip()) is None:
+        # A path pasted into a client's JSON config may carry a space that its quotes hide.
+        told += f" (without the blank space around it, {text.strip()!r} would be one: remove that space)"
+    return told
 
 
 def _unnameable(text: str) -> str | None:

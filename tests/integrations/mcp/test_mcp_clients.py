@@ -126,3 +126,13 @@ def test_with_a_token_a_request_without_it_gets_a_401_and_no_oauth_metadata_is_p
             urllib.request.urlopen(bare, timeout=30)
         assert refused.value.code == 401
         assert "resource_metadata" not in refused.value.headers.get("WWW-Authenticate", "")
+
+
+def test_a_store_path_pasted_with_a_space_after_it_is_refused_naming_the_space(tmp_path: Path) -> None:
+    # In a client's JSON config the quotes hide a space after the path; the refusal listed the backends only.
+    pasted = f"{tmp_path / 'experience.db'} "
+    started = subprocess.run([*lamar_command(), "mcp", "--store", pasted], env=child_env(), cwd="/",
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    assert started.returncode == 2, started.stderr
+    assert f"{str(tmp_path / 'experience.db')!r} would be one: remove that space" in started.stderr, started.stderr
+    assert not (tmp_path / "experience.db").exists()
