@@ -42,9 +42,10 @@ class _Readable:
         """Answer a line the SDK could not read, as JSON-RPC 2.0 says, and say so on stderr.
 
         The SDK's server hands such a line on as an exception, which its dispatcher drops with a debug
-        log (its `on_stream_exception` observer is set only by the client's session): a client waiting
-        for the answer to a request cut short or misspelt would wait for ever, and a person reading the
-        client's log of the server's stderr would see nothing.
+        log: its `on_stream_exception` observer is set only by the client's session, and the server's
+        runner builds its dispatcher with no way to pass one, so the read stream handed to the run is the
+        seam. Dropped, a client waiting for the answer to a request cut short or misspelt would wait for
+        ever, and a person reading the client's log of the server's stderr would see nothing.
         """
         refusal = refused(unread)
         if refusal is None:
