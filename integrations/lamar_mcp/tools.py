@@ -138,6 +138,9 @@ class LamarTools:
                           ensure_ascii=False)
 
     def report(self, episode_id: Any = None, signal: Any = None) -> ReportResult:
+        if episode_id == "":  # the episode_id a recall with dry_run returns
+            raise ToolError("episode_id is empty, as a recall with dry_run returns it: a recall with dry_run logs no "
+                            "episode, so it has nothing to report; report the episode_id of a recall without dry_run")
         episode = checked_id(episode_id, "episode_id", "the episode_id that recall() returned")
         if signal is None:
             raise ToolError(f"signal is missing: pass what the human did, one of {', '.join(SIGNALS)}")

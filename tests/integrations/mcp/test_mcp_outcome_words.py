@@ -94,3 +94,14 @@ def test_a_gloss_that_goes_on_with_another_verb_names_no_outcome() -> None:
         for said, near in (("the user kept the change", "accepted"), ("the user merged it", "shipped")):
             with pytest.raises(ToolError, match=re.escape(f"(did you mean {near!r}?)")):
                 tools.report("ep_1", said)
+
+
+async def test_reporting_a_dry_runs_empty_episode_id_says_a_dry_run_logs_nothing(store: Path) -> None:
+    async with stdio_session(store) as session:
+        preview = await session.call_tool("recall", {"context": {"project": "trace"}, "dry_run": True})
+        assert preview.structured_content["episode_id"] == ""
+        before = events(store)
+        refused = await session.call_tool("report", {"episode_id": preview.structured_content["episode_id"],
+                                                     "signal": "shipped"})
+    assert refused.is_error and "dry_run logs no episode" in refused.content[0].text, refused.content
+    assert events(store) == before
