@@ -56,7 +56,9 @@ class BearerToken:
     """The SDK's `TokenVerifier` for one shared secret: a request carrying it is let in, any other is refused."""
 
     def __init__(self, token: str) -> None:
-        self._token = token.encode()
+        # HTTP drops the blank space around a header's value: a token kept with it (a line's end from a file
+        # written on Windows, a space in an .env file) would let no client in.
+        self._token = token.strip().encode()
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if hmac.compare_digest(token.encode(), self._token):  # constant time: no guessing by timing

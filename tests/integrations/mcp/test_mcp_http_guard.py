@@ -44,6 +44,19 @@ async def test_with_a_token_every_request_must_carry_it(store: Path) -> None:
                 await session.list_tools()
 
 
+@pytest.mark.parametrize("around", [" ", "\r", "\r\n", "\t"])
+async def test_a_token_read_with_blank_space_around_it_lets_its_client_in(store: Path, around: str) -> None:
+    # HTTP drops the blank space around a header's value, so a token kept with it (a line's end from a file written
+    # on Windows, a space in an .env file) let no client in: the server served a store no request could reach.
+    with http_server(store, env={"LAMAR_MCP_TOKEN": f"{around}{SECRET}{around}"}) as url:
+        async with http_session(url, token=SECRET) as session:
+            listed = await session.call_tool("lessons", {})
+            assert listed.structured_content["count"] == 3
+        async with httpx2.AsyncClient() as client:
+            wrong = await client.post(url, json=INITIALIZE, headers={**ACCEPT, "Authorization": "Bearer guess"})
+        assert wrong.status_code == 401
+
+
 @pytest.mark.skipif(sys.platform == "darwin", reason="macOS routes only 127.0.0.1 without an alias")
 async def test_any_loopback_address_keeps_dns_rebinding_protection(store: Path) -> None:
     with http_server(store, "--host", "127.0.0.2") as url:
