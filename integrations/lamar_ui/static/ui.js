@@ -25,7 +25,21 @@
   document.addEventListener("input", function () { busy = true; });
   // A form sent (Yes, erase on a long log; a write waiting for the store's lock) awaits its answer:
   // a reload then would cancel it, and show the question again as if nothing had been sent.
-  document.addEventListener("submit", function () { busy = true; });
+  document.addEventListener("submit", function () {
+    busy = true;
+    // An answer that takes longer than a click (a write waiting for another process's lock, sleep on a big
+    // store) is said to be awaited: a page that sits as it was reads as a click that was missed.
+    setTimeout(function () {
+      if (document.getElementById("waiting")) { return; }
+      var note = document.createElement("p");
+      note.id = "waiting";
+      note.className = "offline";
+      note.setAttribute("role", "status");
+      note.textContent = "Sent: waiting for lamar ui's answer (a write waits while another process holds " +
+                         "the store's lock; sleep takes a while on a big store).";
+      document.body.insertBefore(note, document.body.firstChild);
+    }, 1500);
+  });
   setInterval(function () {
     if (busy || document.hidden) { return; }
     fetch("/api/version", { credentials: "same-origin", cache: "no-store" })

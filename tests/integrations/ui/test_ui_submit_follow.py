@@ -53,3 +53,35 @@ def test_a_page_with_no_form_sent_still_follows_the_store(browser, store: tuple[
     while time.monotonic() < deadline and browser.execute_script("return window.sentHere === true"):
         time.sleep(0.2)
     assert not browser.execute_script("return window.sentHere === true"), "the page did not follow the store"
+
+
+def test_a_form_waiting_for_a_locked_store_says_it_was_sent(browser, store: tuple[str, Path, str]) -> None:  # noqa: F811
+    # Yes, retire on a store another process holds locked: the page sat as it was, as if the click had been
+    # missed, for as long as the write waited; a user clicked again, or left.
+    import sqlite3
+
+    url, path, exp_id = store
+    browser.get(url)
+    browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/retire")
+    # What the page says while it waits, noted where the next page can read it: the driver waits for that page.
+    browser.execute_script("""
+        sessionStorage.removeItem('waiting');
+        new MutationObserver(() => {
+          const e = document.getElementById('waiting');
+          if (e) { sessionStorage.setItem('waiting', JSON.stringify([e.textContent, e.getAttribute('role')])); }
+        }).observe(document.body, {childList: true, subtree: true, characterData: true});
+        setTimeout(() => document.querySelector('main form button').click(), 0);""")
+    other = sqlite3.connect(str(path), isolation_level=None)  # another process's writer, mid-transaction
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        time.sleep(4)  # the write waits for the lock meanwhile
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "set retired" not in browser.find_element(By.TAG_NAME, "main").text:
+        time.sleep(0.3)
+    assert "set retired" in browser.find_element(By.TAG_NAME, "main").text  # the lock let go: it went through
+    said = browser.execute_script("return JSON.parse(sessionStorage.getItem('waiting'))")
+    assert said and said[1] == "status" and said[0].startswith("Sent: waiting for lamar ui's answer"), said
+    assert not browser.find_elements(By.ID, "waiting")
