@@ -239,6 +239,10 @@ class UI:
             exp = await run_in_threadpool(self.lam.get, exp_id)
         except LamarError as exc:
             return self._missing(not_here(exc), answer=request.method == "POST")
+        if exp.status is Status.RETIRED:  # retired since its link was shown (another tab, `lamar apply`'s merge)
+            form = await self._form(request) if request.method == "POST" else None
+            typed = {k: str(form.get(k, "")) for k in TEXT_FIELDS} if form else {}
+            return self._page("Edit a lesson", form_pages.retired_page(exp, typed), "/", answer=form is not None)
         if request.method == "GET":
             values = {"precondition": exp.precondition, "action": exp.action, "rationale": exp.rationale,
                       "scope": " ".join(f"{k}={v}" for k, v in exp.scope.items())}

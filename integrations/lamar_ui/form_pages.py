@@ -88,6 +88,20 @@ def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str
     )
 
 
+def retired_page(exp: Experience, typed: Mapping[str, str]) -> str:
+    """An edit of a retired lesson, refused before anything is typed, or once it was (`typed`: the form's
+    fields, shown to be kept elsewhere): what to do instead, and no form that could only be refused again."""
+    back = f"/lessons/{quote(exp.id, safe='')}"
+    if exp.provenance.get("erased"):
+        why, lever = f"lesson {exp.id} was erased: its text is gone and it cannot be edited; add a new lesson", ""
+    else:
+        why = f"lesson {exp.id} is retired: revive it to edit it, or add a new lesson"
+        lever = f'<a class="button" href="{back}/revive">Revive…</a> '
+    kept = " ".join(f"{name}: <q>{said(text)}</q>" for name, text in typed.items() if text.strip())
+    return (refusal(why) + (f"<p>What you typed, not stored: {kept}</p>" if kept else "")
+            + f'<p>{lever}<a href="/add">Add a lesson</a> <a href="{back}">Back to the lesson</a></p>')
+
+
 def many_form(token: str, values: Mapping[str, str]) -> str:
     """Many lessons at once, as `lamar add --from` reads them: Markdown bullets or JSON lines."""
     return (
@@ -126,4 +140,5 @@ def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Exper
             '<a href="/add">Cancel</a></form>')
 
 
-__all__ = ["add_page", "confirm_page", "edit_page", "many_confirm_page", "many_form"]
+__all__ = ["add_page", "confirm_page", "edit_page", "many_confirm_page", "many_form", "refusal", "retired_page",
+           "text_field"]

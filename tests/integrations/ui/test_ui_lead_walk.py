@@ -179,3 +179,36 @@ def test_a_long_lesson_is_edited_whole_and_its_text_goes_through_the_store_uncha
     finally:
         if phone:
             driver.quit()
+
+
+def test_an_edit_form_whose_lesson_was_retired_meanwhile_says_so_and_leads_to_revive(
+        tmp_path: Path, browser) -> None:  # noqa: F811
+    # `lamar apply` in a terminal (a merge) retired the lesson whose edit form was open: the page followed the
+    # store and showed the form again, and the edit typed into it was refused with "revive it first (revive)"
+    # under the same form, whose Review… could only be refused again.
+    import subprocess
+    import sys
+
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        _open(browser, url, f"/lessons/{eid}/edit", "form.add")
+        subprocess.run([sys.executable, "-m", "lamar.cli", "retire", eid, "--store", str(path), "--reason",
+                        "merged in a terminal"], check=True, capture_output=True)
+        WebDriverWait(browser, 15).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "form.add"))
+        said = browser.find_element(By.CSS_SELECTOR, "main p.error").text
+        links = {a.text: a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "main a")}
+        with Lamar(str(path)) as lam:
+            lam.revive(eid, "back")
+        _open(browser, url, f"/lessons/{eid}/edit", "form.add")
+        browser.find_element(By.NAME, "action").send_keys(" first")  # typing: the page no longer follows
+        with Lamar(str(path)) as lam:
+            lam.retire(eid, "again")
+        browser.find_element(By.XPATH, "//button[starts-with(normalize-space(), 'Review')]").click()
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "main p.error"))
+        refused = browser.find_element(By.CSS_SELECTOR, "main p.error").text
+        form_left = browser.find_elements(By.CSS_SELECTOR, "form.add")
+    assert said == refused == f"lesson {eid} is retired: revive it to edit it, or add a new lesson", (said, refused)
+    assert links.get("Revive…", "").endswith(f"/lessons/{eid}/revive") and "Add a lesson" in links, links
+    assert not form_left  # no form whose Review… can only be refused
