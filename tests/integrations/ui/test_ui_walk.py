@@ -103,13 +103,13 @@ def test_a_pasted_claude_md_is_pointed_to_import_rules(served, browser) -> None:
     with serving(Path(store)) as url:
         browser.get(url)
         browser.get(url.split("/?")[0] + "/add")
-        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "main textarea"))
-        box = browser.find_element(By.CSS_SELECTOR, "main textarea")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "main textarea[name=lessons]"))
+        box = browser.find_element(By.CSS_SELECTOR, "main textarea[name=lessons]")
         box.send_keys(rules)
         box.find_element(By.XPATH, "ancestor::form").find_element(By.CSS_SELECTOR, "button").click()
         WebDriverWait(browser, 10).until(lambda d: "answer=" in d.current_url)
         page = browser.find_element(By.TAG_NAME, "main").text
-        kept = browser.find_element(By.CSS_SELECTOR, "main textarea").get_attribute("value")
+        kept = browser.find_element(By.CSS_SELECTOR, "main textarea[name=lessons]").get_attribute("value")
     assert "line 2: a lesson bullet reads" in page and "nothing was added" in page, page
     assert "lamar import-rules --file" in page and "CLAUDE.md" in page, page
     assert kept.strip() == rules.strip()
