@@ -36,6 +36,7 @@ from lamar_ui import form_pages, pages
 from lamar_ui.answered import Answers
 from lamar_ui.answers import no_page, not_here
 from lamar_ui.bidi import lesson, said
+from lamar_ui.form_pages import done_note
 from lamar_ui.forms import choice, page_number, pairs, same_token, segments
 from lamar_ui.guard import Forbidden, TokenGuard
 from lamar_ui.recent import Kept, latest_episodes
@@ -178,22 +179,23 @@ class UI:
             query = f"?{request.url.query}" if request.url.query else ""
             return RedirectResponse(raw.decode("latin-1").split("?", 1)[0].rstrip("/") + query, status_code=307)
         if len(parts) == 1 and parts[0] and request.method == "GET":
-            return await self.lesson(parts[0])
+            return await self.lesson(parts[0], request.query_params.get("done", ""))
         if len(parts) == 2 and parts[1] == "edit":
             return await self.edit(request, parts[0])
         if len(parts) == 2:
             return await self.lever(request, parts[0], parts[1])
         return self._missing("no such page: /lessons/ID or /lessons/ID/retire")
 
-    async def lesson(self, exp_id: str) -> Response:
+    async def lesson(self, exp_id: str, done: str = "") -> Response:
+        """The lesson's page; `done`: the lever that led here, said at the top while the lesson is as it left it."""
 
         def build() -> str:
             exp = self.lam.get(exp_id)
             ev = self.lam.evidence(exp_id)
             past = self.lam.history(exp_id)
             shown = latest_appearances(self.lam, exp_id, 20)  # the page lists the latest 20
-            return pages.lesson_page(exp, ev, thin(past.points, _CHART_POINTS), shown,
-                                     logged_counts(self.lam, exp_id), past.trail)
+            return done_note(exp, done) + pages.lesson_page(exp, ev, thin(past.points, _CHART_POINTS), shown,
+                                                            logged_counts(self.lam, exp_id), past.trail)
 
         try:
             body = await run_in_threadpool(build)
@@ -229,7 +231,7 @@ class UI:
             page = self._page(f"{lever.capitalize()} a lesson", body, "/", answer=True)
             page.status_code = 409
             return page
-        return RedirectResponse(back, status_code=303)
+        return RedirectResponse(f"{back}?done={lever}", status_code=303)
 
     async def edit(self, request: Request, exp_id: str) -> Response:
         """GET: the form, filled with the lesson. POST without confirm: a review of the new version.

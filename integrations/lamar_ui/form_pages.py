@@ -31,6 +31,21 @@ def confirm_page(action: str, question: str, token: str, fields: Mapping[str, st
             f'<a href="{escape(back)}">Cancel</a></form>')
 
 
+# What a lever did, said on the lesson's page it leads back to while the lesson is as the lever left it: a page
+# that follows the store must not say "Retired" of a lesson revived since.
+_DONE = {"retire": ("retired", "Retired: it is no longer injected; its evidence and audit trail are kept."),
+         "revive": ("active", "Revived: it is active and eligible again."),
+         "erase": ("retired", "Erased: its text is gone from the store; its evidence and audit trail are kept.")}
+
+
+def done_note(exp: Experience, lever: str) -> str:
+    """The lesson page's line saying what `lever` did, where focus opens and a screen reader reads it; "" if none."""
+    status, words = _DONE.get(lever, ("", ""))
+    if not words or exp.status.value != status or (lever == "erase") != bool(exp.provenance.get("erased")):
+        return ""
+    return f'<div id="said" role="status" tabindex="-1" autofocus><p class="message">{words}</p></div>'
+
+
 _LINE = 70  # characters a field's line holds at its narrowest, for the rows a long text needs
 
 
@@ -140,5 +155,5 @@ def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Exper
             '<a href="/add">Cancel</a></form>')
 
 
-__all__ = ["add_page", "confirm_page", "edit_page", "many_confirm_page", "many_form", "refusal", "retired_page",
-           "text_field"]
+__all__ = ["add_page", "confirm_page", "done_note", "edit_page", "many_confirm_page", "many_form", "refusal",
+           "retired_page", "text_field"]

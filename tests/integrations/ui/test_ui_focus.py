@@ -120,3 +120,27 @@ def test_after_each_sleep_button_focus_is_on_the_next_thing_to_do(tmp_path: Path
         assert said == "applied 1, skipped 0" and live, (said, live)
         outline = browser.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"  # a sighted keyboard user sees where focus is
+
+
+def test_a_lever_says_what_it_did_where_focus_lands(tmp_path: Path, browser) -> None:  # noqa: F811
+    # Yes, retire led back to the lesson page with focus at its top and nothing said: a screen reader heard
+    # "Lesson", the same as before the click, and had to find the status line to learn whether it worked.
+    from lamar import Experience, Lamar, Scope
+    from tests.integrations.ui.test_ui_lead_walk import _open
+
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        _open(browser, url, f"/lessons/{eid}", "p.lesson-text")
+        _tab_to(browser, "main a.button[href$='/retire']")
+        _after(browser, "/retire")
+        _press(browser, Keys.TAB)
+        focused, said, live = _after(browser, f"/lessons/{eid}")
+        assert focused == "div#said" and live, focused
+        assert said == "Retired: it is no longer injected; its evidence and audit trail are kept.", said
+        with Lamar(str(path)) as lam:  # revived elsewhere: the page that follows the store no longer says so
+            lam.revive(eid, "back")
+        browser.get(browser.current_url)
+        shown = browser.find_elements("css selector", "#said")
+    assert not shown
