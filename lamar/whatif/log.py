@@ -107,12 +107,14 @@ def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] 
                len(selected), randomized)
 
 
-def check_log(log: Log, minimum: int, location: str, whole: Log | None = None) -> None:
+def check_log(log: Log, minimum: int, location: str, whole: Log | None = None, *,
+              holdout: float = Policy().holdout) -> None:
     """Refuse a log that cannot support any counterfactual, naming what is missing.
 
     `whole` is the store's log unselected, where since or scope selected `log`: widening them is advice
     only where the whole log holds what the selection lacks, and "in this selection" only where it left
     episodes out (a store with no episode at all is said to have none, whatever was selected).
+    `holdout`: the rate the store's agents run at, named where no coin was logged.
 
     Raises:
         LamarError: too few reported episodes, no eligible lesson in any episode, or no episode with
@@ -142,14 +144,21 @@ def check_log(log: Log, minimum: int, location: str, whole: Log | None = None) -
         # A holdout above zero is not enough: the coins stop where no verdict is within reach, and a
         # compaction or since/scope may have left out the episodes that had them.
         widen = whole is not None and whole.randomized > 0
-        raise advised(
-            LamarError,
-            f"store {location} has {reported} reported episodes but none with a logged coin "
-            "(an inclusion probability strictly between 0 and 1), so they cannot say what another policy "
-            "would have done. The engine flips a coin only while the holdout is above zero (the default "
-            f"holdout={Policy().holdout:g}) and a lesson's verdict is within reach (docs/decisions.md, \"The "
-            "evidence coin, and where it is spent\"): keep the holdout above zero ",
-            ADVICE["coin"] + (WIDEN["coin"] if widen else ""))
+        said = (f"store {location} has {reported} reported episodes but none with a logged coin "
+                "(an inclusion probability strictly between 0 and 1), so they cannot say what another policy "
+                "would have done. ")
+        if holdout <= 0:
+            said += (f"The engine flips a coin only while the holdout is above zero, and this store's "
+                     f"holdout={holdout:g}: set it above zero (Lamar(..., holdout=...), the default "
+                     f"holdout={Policy().holdout:g}) ")
+        else:
+            # A user already above zero needs the lever that brings coins back, and its price.
+            said += (f"The engine flips a lesson's coin only while its verdict is within reach (docs/decisions.md, "
+                     f"\"The evidence coin, and where it is spent\"), which at this store's holdout={holdout:g} "
+                     "a young store's lessons seldom are: a higher holdout (Lamar(..., holdout=0.15)) brings "
+                     "verdicts within reach sooner, at the price of a lesson's lift on each episode it is held "
+                     "out of (docs/gym.md, \"What a project can expect: volume\"); or keep it ")
+        raise advised(LamarError, said, ADVICE["coin"] + (WIDEN["coin"] if widen else ""))
 
 
 def lessons_in(slates: Iterable[Slate]) -> set[str]:

@@ -415,3 +415,28 @@ def test_without_a_merged_lesson_whose_episodes_were_compacted_says_they_were(tm
     said = str(refused.value)
     assert "compacted by sleep" in said and f"merged into '{keeper}'" in said, said
     lam.close()
+
+
+@pytest.mark.parametrize("holdout", [None, 0.3])
+def test_a_selection_without_a_coin_names_this_stores_holdout_and_the_trade_of_a_higher_one(
+        tmp_path: Path, holdout: float | None) -> None:
+    # A first week at the default holdout: the coins stop once no verdict is within reach, so a recent
+    # selection has none. "Keep the holdout above zero" tells a user already above it nothing: the message
+    # names the holdout the store runs at, the lever (a higher one) and what it costs.
+    tuning = {} if holdout is None else {"holdout": holdout}
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=11, **tuning)
+    lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    for i in range(120):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 2 else Signal.CORRECTED)
+    episodes = read_log(lam.store).episodes
+    last = max(j for j, e in enumerate(episodes) if any(0.0 < p < 1.0 for p in e.slate.p.values()))
+    with pytest.raises(LamarError, match="none with a logged coin") as refused:
+        lam.whatif(since=episodes[last + 1].time)
+    said = str(refused.value)
+    assert f"this store's holdout={lam.policy.holdout:g}" in said, said
+    assert "keep the holdout above zero" not in said, said
+    assert "Lamar(..., holdout=0.15)" in said and "lift" in said, said
+    assert '"What a project can expect: volume"' in said, said
+    assert said.endswith("and ask again once episodes with a coin are logged, "
+                         "or widen since/scope to episodes that had some"), said
+    lam.close()
