@@ -71,6 +71,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
         data = collect_stats(lam)
+        holdout = lam.policy.holdout
     finally:
         lam.close()
     if args.json:
@@ -89,6 +90,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"lessons    {data['experiences']}: " + ", ".join(f"{n} {s}" for s, n in status.items()))
     print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "
           f"(of the {live} not retired)")
+    if live and not verdict["helps"] and not verdict["harms"]:
+        print(_no_proof_yet(holdout))
     print(f"episodes   {data['episodes']}: {data['reports']} reported, {data['unreported']} never reported "
           f"({data['unreported_share']:.1%})")
     print(f"holdout    {data['holdout_rate']:.1%} of wanted lessons withheld; estimated cost "
@@ -98,6 +101,25 @@ def cmd_stats(args: argparse.Namespace) -> int:
     for name, line in zip(("sleep", "mining"), sleep_lines(data["last_sleep"])):
         print(f"{name:<10} {line}")
     return 0
+
+
+def _no_proof_yet(holdout: float) -> str:
+    """What a store with no verdict yet can expect, under the verdicts line: a young store reads as broken."""
+    import textwrap
+
+    from lamar.policy.config import Policy
+
+    volume = '(docs/gym.md, "What a project can expect: volume")'
+    if holdout <= 0:
+        said = f"none proven yet: at holdout={holdout:g} no coin is flipped, so none ever will be {volume}"
+    else:
+        when = ("a solo store's first proofs take a year or more (a team's, weeks)" if holdout == Policy().holdout
+                else "a proof costs a lesson about 220 held-out episodes")
+        sooner = "; Lamar(..., holdout=0.15) proves sooner, at the reward the held-out episodes give up" \
+            if holdout < 0.15 else ""
+        said = (f"none proven yet, as expected in a young store: at holdout={holdout:g} {when}, and the selection "
+                f"already favours what helps{sooner} {volume}")
+    return textwrap.fill(said, 113, initial_indent=" " * 11, subsequent_indent=" " * 11)
 
 
 def cmd_ls(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Lamar
+from lamar import Experience, Lamar, Scope
 from lamar.store import open_store
 
 COMMANDS = ["stats", "ls", "search", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
@@ -60,6 +60,27 @@ def test_stats_counts_lessons_episodes_and_reports(lamar_cli, run_cli, store, st
     assert "242: 241 reported, 1 never reported (0.4%)" in text.stdout
     assert "1 helps, 0 harms, 4 unknown" in text.stdout
     assert digest(store) == before
+
+
+def test_stats_with_no_verdict_yet_says_when_to_expect_one(run_cli, tmp_path):
+    # A first week: every lesson unknown. "0 helps, 0 harms, 3 unknown" alone read as a store that is not
+    # learning; the line under it says none is proven yet, how long a proof takes at this holdout and why.
+    store = tmp_path / "week.db"
+    lam = Lamar(str(store), seed=5)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+    lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="test")))
+    for i in range(40):
+        lam.report(lam.recall({"task": "build" if i % 2 else "test"}).episode_id, "shipped" if i % 3 else "reverted")
+    lam.close()
+    out = run_cli("stats", "--store", store)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    at = next(j for j, line in enumerate(lines) if line.startswith("verdicts "))
+    assert lines[at] == "verdicts   0 helps, 0 harms, 2 unknown (of the 2 not retired)"
+    assert lines[at + 1].startswith("           none proven yet, as expected in a young store: at holdout=0.04 "), lines
+    end = next(j for j, line in enumerate(lines) if line.startswith("episodes "))
+    said = " ".join(line.strip() for line in lines[at + 1:end])
+    assert "docs/gym.md" in said and "holdout=0.15" in said and "year" in said, said
 
 
 def test_ls_lists_one_line_per_lesson_with_filters(lamar_cli, run_cli, store, ids, strict_json):
