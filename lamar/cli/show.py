@@ -6,7 +6,7 @@ import argparse
 import json
 import textwrap
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar.cli.render import (
     axis_labels,
@@ -24,9 +24,13 @@ from lamar.cli.render import (
 from lamar.cli.session import open_engine, resolve_id
 from lamar.cli.timeline import EvidencePoint, latest_appearances, logged_counts, thin
 from lamar.experience import Experience, Status
+from lamar.policy.choose import REACH
 from lamar.policy.dropped import dropped_text
 from lamar.policy.history import POINTS, LessonHistory
-from lamar.policy.verdicts import Evidence, no_evidence_yet
+from lamar.policy.verdicts import Evidence, Verdict, no_evidence_yet
+
+if TYPE_CHECKING:
+    from lamar import Lamar
 
 _SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep",
             "agent": "proposed by an agent"}
@@ -78,6 +82,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         past = lam.history(exp.id)
         injected = latest_appearances(lam, exp.id, None if args.all or args.json else args.episodes)
         counts = logged_counts(lam, exp.id)
+        off = coin_off(lam, exp, ev)
     finally:
         lam.close()
     trail = [(t, text) for t, text in past.trail]
@@ -98,6 +103,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         })
         return 0
     _print_lesson(exp, ev)
+    if off:
+        print(textwrap.fill(off, 110, initial_indent="coin           ", subsequent_indent=" " * 15))
     print("\nprovenance")
     for line in provenance_lines(exp.provenance):
         print(f"  {line}")
@@ -119,6 +126,22 @@ def cmd_show(args: argparse.Namespace) -> int:
             f"{item.signal or 'reward'} ({item.reward:+.2f})"
         print(f"  {when(item.time)}  {item.episode_id}  {outcome}")
     return 0
+
+
+def coin_off(lam: Lamar, exp: Experience, ev: Evidence) -> str:
+    """Why an unproven lesson that the selection still chooses gets no evidence coin where its scope is recalled,
+    and the lever; "" where it gets one. Its verdict otherwise reads as coming, when nothing will bring it."""
+    if exp.status is Status.RETIRED or ev.dropped or ev.verdict is not Verdict.UNKNOWN or not lam.policy.holdout:
+        return ""
+    rows = lam.preview(dict(exp.scope), candidates=[exp.id], draws=1).lessons
+    if not rows or rows[0].holdout > 0:
+        return ""
+    return (f"none where its scope is recalled: at holdout={lam.policy.holdout:g} its verdict is out of reach "
+            f"(at its estimated lift, {number(rows[0].estimate)}, its bound would not decide within {REACH:g} "
+            f"times the {ev.eligible} episodes it has been eligible in), so it is chosen on that estimate and its "
+            "verdict stays unknown; `lamar recall --dry-run KEY=VALUE ...` shows the coin in a context. "
+            "Lamar(..., holdout=0.15) brings verdicts within reach sooner, at the reward the held-out episodes give "
+            "up (docs/decisions.md, \"The evidence coin, and where it is spent\")")
 
 
 def _print_lesson(exp: Experience, ev: Evidence) -> None:

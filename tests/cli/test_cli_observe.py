@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,27 @@ def test_ls_and_show_count_injections_alike_and_say_which_await_their_outcome(ru
     shown = run_cli("show", exp_id, "--store", path).stdout
     assert (f"injected in {len(injected)} episodes (1 awaiting its outcome), "
             f"held out in {len(held_out)} (1 awaiting its outcome)") in shown
+
+
+def test_show_of_a_chosen_lesson_without_a_coin_says_its_verdict_is_out_of_reach(run_cli, tmp_path):
+    # A first week: a lesson that helps is chosen nearly every time, yet its coin stopped after a few
+    # episodes (its verdict out of reach at the default holdout), so "unknown" would never change; show says so.
+    store = tmp_path / "week.db"
+    lam = Lamar(str(store), seed=5)
+    build = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+    rng = random.Random(5)
+    for _ in range(40):
+        rec = lam.recall({"task": "build"})
+        lam.report(rec.episode_id, "shipped" if rng.random() < (0.7 if build in rec.ids else 0.5) else "reverted")
+    assert lam.preview({"task": "build"}).lessons[0].holdout == 0.0
+    lam.close()
+    out = run_cli("show", "--store", store, build)
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split("\n\nprovenance")[0].split())
+    assert "coin none where its scope is recalled: at holdout=0.04 its verdict is out of reach" in said, said
+    assert "lamar recall --dry-run" in said and "Lamar(..., holdout=0.15)" in said, said
+    assert '"The evidence coin, and where it is spent"' in said, said
+    fresh = Lamar(str(store), seed=5)
+    new = fresh.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="test")))
+    fresh.close()
+    assert "coin " not in run_cli("show", "--store", store, new).stdout  # a cold lesson gets its coin
