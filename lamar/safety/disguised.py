@@ -19,6 +19,7 @@ _K, _N = "[A-Za-z0-9_.~+/=-]", "[A-Za-z_.~+/=-]"  # a character of a chunk; one 
 _CUT = re.compile(
     rf"(?<!{_K})(?={_N}*+\d|{_K}*+(?<=[_.-])){_K}++(?P<gap>[ \t]*+\r?\n[ \t]*+|[ \t]{{1,3}})(?={_N}*+\d)"
 )
+_CONTINUED = re.compile(rf"(?<={_K})\\\r?\n[ \t]*+(?={_K})")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
 # A run holding an escape. It starts only where a run starts and its word characters are taken
 # possessively, so a long run without escapes is read once, not once per position.
@@ -56,10 +57,24 @@ def _joined(text: str, cuts: list[tuple[int, int]]) -> tuple[str, list[tuple[int
 
 def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
     cuts = [(m.start("gap"), m.end("gap")) for m in _CUT.finditer(text)]
-    if not cuts:
-        return []
+    # A backslash ending a line inside a word is a join that shell, Makefiles, C and Python strings
+    # make themselves: the pieces need not look random to be one key.
+    continued = [(m.start(), m.end()) for m in _CONTINUED.finditer(text)] if "\\\n" in text or "\\\r" in text else []
     # A key broken over a line has random pieces; prose broken over a line has words.
-    return _rejoined_spans(text, cuts, find, _random_pieces)
+    found = _rejoined_spans(text, cuts, find, _random_pieces) if cuts else []
+    return found + (_rejoined_spans(text, continued, find, lambda pieces: True) if continued else [])
+
+
+# A redaction that ends a line, and the next line going on with key characters.
+_REDACTED_AT_CUT = re.compile(r"\[REDACTED:[^\]\n]{1,40}\][ \t]*+\\?\r?\n[ \t]*+[A-Za-z0-9_.~+/=-]")
+
+
+def split_behind(before: str, after: str, find: Finder) -> list[tuple[int, int, str]]:
+    """Spans in `before` of keys cut over lines whose first piece the plain rules, giving `after`, redacted
+    alone (`GH_TOKEN=ghp_…` and the rest on the next line): the rest would stay. Cheap unless one ends a line."""
+    if "[REDACTED:" not in after or not _REDACTED_AT_CUT.search(after):
+        return []
+    return _merged(_split_spans(before, find))
 
 
 def _random_pieces(pieces: list[str]) -> bool:

@@ -46,7 +46,7 @@ from lamar.safety.assignments import (
     secret_key_kind,
 )
 from lamar.safety.contexts import CONTEXT_RULES
-from lamar.safety.disguised import concatenated_spans, disguised_spans, redact_spans
+from lamar.safety.disguised import concatenated_spans, disguised_spans, redact_spans, split_behind
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
 from lamar.safety.files import (
     PGPASS,
@@ -356,10 +356,10 @@ def scrub(text: str) -> tuple[str, list[str]]:
         raise TypeError(f"scrub() takes a string; got {type(text).__name__}")
     kinds: list[str] = []
     text = _redact_found(text, concatenated_spans(text, _shape_spans), kinds)
-    text = _scrub_plain(text, kinds)
-    # A zero-width space or full-width letters hide a key from the rules but not from a model:
-    # when the text as a model reads it holds more, that form is what we return. Then the same
-    # without accents: "…Mk5A" and a combining acute compose into "Á", which ends a key early.
+    cut = split_behind(text, plain := _scrub_plain(text, kinds), _shape_spans)
+    text = _scrub_plain(_redact_found(text, cut, kinds), kinds) if cut else plain
+    # Zero-width spaces or full-width letters hide a key from the rules, not from a model: where the text as
+    # a model reads it holds more, that form is returned; then without accents ("…Mk5A" + acute is "Á").
     if not (text.isascii() and not _CONTROL.search(text)):  # else NFKC and the filter change nothing
         normal = plain_text(text)
         cleaned = _reread(text, normal, kinds)
