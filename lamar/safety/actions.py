@@ -53,10 +53,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
     ("runs code fetched from the network", re.compile(
         rf"\b{_FETCH}\b[^\n|;&]{{0,300}}\|\s*{_RUNNER}"
-        rf"|\b(?:ba|z|k)?sh\s+(?:-\S+\s+)*[\"']?\$\(\s*{_FETCH}\b"
+        # Any interpreter given fetched text as its program (`python -c "$(curl ...)"`, backticks, `<<<`).
+        rf"|\b(?:(?:ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|deno)\s+(?:-\S+\s+)*(?:<<<\s*)?"
+        rf"[\"']?(?:\$\(|`)\s*{_FETCH}\b"
         rf"|\b(?:source|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*{_FETCH}\b"
         rf"|(?:^|[\s;&(])\.\s+<\(\s*{_FETCH}\b"
-        rf"|\beval\s+[\"']?\$\(\s*{_FETCH}\b"
+        rf"|\beval\s+[\"']?(?:\$\(|`)\s*{_FETCH}\b"
         r"|\b(?:iex|invoke-expression)\b[^\n]{0,40}(?:downloadstring|iwr|irm|invoke-webrequest|invoke-restmethod)"
         r"|\b(?:run|execute|source|eval)\w{0,4}\b (?:the |this |a )?(?:\w+ )?(?:script|installer|code|payload)"
         r" (?:at|from) https?://"
