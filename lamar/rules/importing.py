@@ -266,6 +266,7 @@ def condition_scope(condition: str) -> dict[str, str]:
 def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experience], list[tuple[Rule, str]]]:
     """One lesson per rule, minus repeats within the import, lessons already held, and refused text."""
     import shlex
+    from collections import Counter
 
     from lamar.safety.lessons import lesson_refusal
     from lamar.sleep.similarity import NEAR_DUPLICATE
@@ -275,9 +276,20 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     by_id = {e.id: e for e in held}
     # Each lesson's words and commands are read once, not once per pair, and only lessons of one scope
     # are compared: a folder's copy of another folder's rule is the one recalled in that folder.
-    scopes: dict[tuple[tuple[str, str], ...], tuple[list[tuple[Experience, _Read]], list[tuple[Rule, _Read]]]] = {}
-    for e in held:
-        scopes.setdefault(e.scope.items_key, ([], []))[0].append((e, _read(e)))
+    from lamar.rules.nearby import Nearby
+
+    lessons = [lesson_of(rule, project) for rule in rules]
+    reads = [_read(exp) for exp in lessons]
+    held_reads = [(e, _read(e)) for e in held]
+    # Words in one order, the rarest first: a rule is compared only with those sharing one of its rarest words.
+    counts = Counter(word for read in (*reads, *(r for _, r in held_reads)) for word in read[0].action_words)
+
+    def rank(word: str) -> tuple[int, str]:
+        return counts[word], word
+
+    scopes: dict[tuple[tuple[str, str], ...], tuple[Nearby[Experience], Nearby[Rule]]] = {}
+    for e, read in held_reads:
+        scopes.setdefault(e.scope.items_key, (Nearby(rank), Nearby(rank)))[0].add(e, read)
     out: list[Experience] = []
     skipped: list[tuple[Rule, str]] = []
     first: dict[str, Rule] = {}
@@ -292,8 +304,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         qualifies = (a[0].action_words ^ b[0].action_words) & (a[3] | b[3])
         return same and not qualifies and a[0].similarity(b[0]) >= NEAR_DUPLICATE
 
-    for rule in rules:
-        exp = lesson_of(rule, project)
+    for rule, exp, read in zip(rules, lessons, reads):
         if exp.id in first:
             other = first[exp.id]
             skipped.append((rule, f"the same rule as {other.file}:{other.line}"))
@@ -302,8 +313,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         if unsafe:
             skipped.append((rule, f"refused: it {unsafe}"))
             continue
-        read = _read(exp)
-        stored, taken = scopes.setdefault(exp.scope.items_key, ([], []))
+        stored, taken = scopes.setdefault(exp.scope.items_key, (Nearby(rank), Nearby(rank)))
         # A rule under "## Never" was stored by its words alone before it carried the heading: that lesson is
         # this one, unless the same words stand in this import without a prohibition over them.
         unlabelled = lesson_of(dataclasses.replace(rule, forbidden_by=""), project).id if rule.forbidden_by else ""
@@ -311,7 +321,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
             plain = {lesson_of(r, project).id for r in rules if not r.forbidden_by}
         earlier = by_id.get(unlabelled) if unlabelled and unlabelled not in (plain or ()) else None
         # The same id whatever the scope: a store written before sub-folder lessons had a folder scope holds them.
-        match = by_id.get(exp.id) or earlier or next((e for e, words in stored if near(words, read)), None)
+        match = by_id.get(exp.id) or earlier or next((e for e, words in stored.around(read) if near(words, read)), None)
         if match is not None:
             # Held by its words, as imported by an earlier release or edited since: say which condition it keeps.
             kept = (f"; it keeps its condition '{match.precondition}', not the file's '{exp.precondition}' "
@@ -327,12 +337,12 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
             skipped.append((rule, f"already held as {match.id} ({match.status.value}){kept}"))
             continue
         # As against the store, so that one import and two give the same lessons.
-        copied = next((earlier for earlier, words in taken if near(words, read)), None)
+        copied = next((earlier for earlier, words in taken.around(read) if near(words, read)), None)
         if copied is not None:
             skipped.append((rule, f"a near-copy of {copied.file}:{copied.line}"))
             continue
         first[exp.id] = rule
-        taken.append((rule, read))
+        taken.add(rule, read)
         out.append(exp)
     return out, skipped
 

@@ -32,3 +32,31 @@ def test_each_rules_words_are_read_once_whatever_the_number_of_rules(tmp_path: P
     plan = import_rules(lam, tmp_path, project="shop")
     assert len(plan.lessons) == rules  # the new rules, none a near-copy of another or of a held lesson
     assert read <= 2 * (rules + rules)  # the precondition and action of each rule and each held lesson, once
+
+
+def test_a_rule_is_compared_only_with_the_rules_that_share_its_words(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # Compared with every rule of its scope, a rules file of 8,000 rules (880 KB) took over two minutes to import.
+    rules = 200
+    names = [f"x{i:03d}y" for i in range(rules)]
+    lam = Lamar(":memory:")
+    (tmp_path / "CLAUDE.md").write_text("".join(f"- Always run make{n} and check{n}\n" for n in names))
+    import_rules(lam, tmp_path, project="shop", apply=True)
+    compared = 0
+    similar = similarity.LessonWords.similarity
+
+    def counted(self: similarity.LessonWords, other: similarity.LessonWords) -> float:
+        nonlocal compared
+        compared += 1
+        return similar(self, other)
+
+    monkeypatch.setattr(similarity.LessonWords, "similarity", counted)
+    lines = [f"- Never touch module{n} without asking\n" for n in names]
+    (tmp_path / "CLAUDE.md").write_text("".join(lines) + "- Never touch modulex000y without asking anyone\n"
+                                        + "- Always run makex007y and checkx007y!\n")
+    plan = import_rules(lam, tmp_path, project="shop")
+    assert len(plan.lessons) == rules  # the two last lines are near-copies, of a rule and of a held lesson
+    copied, held = (why for _, why in plan.skipped)
+    assert copied == "a near-copy of CLAUDE.md:1"
+    assert held.startswith("already held as exp_")
+    assert compared <= 4 * rules  # each rule with the few that share its rarest words, not with every rule
