@@ -49,3 +49,12 @@ def test_the_phrasing_is_a_rule(tmp_path: Path, line: str, shown: str) -> None:
 ])
 def test_the_statement_that_looks_like_it_describes(tmp_path: Path, line: str) -> None:
     assert _read(tmp_path, line) == DESCRIBES
+
+
+def test_a_rule_in_another_language_is_listed_as_skipped_not_lost(tmp_path: Path) -> None:
+    # The word lists are English: a German or Chinese rule is shown among the skipped blocks, which --model reads.
+    lines = ["Für Datenbankänderungen immer eine Migration schreiben", "不要直接推送到 main 分支"]
+    (tmp_path / "CLAUDE.md").write_text("\r\n".join(f"- {line}" for line in lines) + "\r\n- Never push to main\r\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert [e.action for e in plan.lessons] == ["Never push to main"]
+    assert [(rule.text, why) for rule, why in plan.skipped] == [(line, DESCRIBES) for line in lines]
