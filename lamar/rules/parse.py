@@ -372,6 +372,9 @@ def _blocks(lines: list[str]) -> list[_Block]:
     table = False  # inside a table's rows, which run to a blank line or a heading
     table_quoted = False  # whether that table is in a block quote: a line in or out of one ends it
     start = _front_matter_end(lines)
+    files = _globbed(lines[1:start - 1]) if start else ""
+    if files:  # a Cursor rule Cursor applies only to the files its globs match: said as a heading over all of it
+        headings.append((0, files))
     first = next((i for i, line in enumerate(lines) if i >= start and line.strip()), -1)  # the title's line
     for number, line in enumerate(lines, start=1):
         if number <= start:
@@ -453,6 +456,16 @@ def _label(block: _Block) -> str:
     found = _LABEL.match(text)
     text = found.group(1) if found else text.rstrip(":")
     return text if len(text) <= 80 else text[:77].rstrip() + "..."
+
+
+def _globbed(front: list[str]) -> str:
+    """The files front matter names in `globs` ("files `*.py`"), unless it says `alwaysApply: true`; else ""."""
+    fields = {key.strip().lower(): value.strip() for key, sep, value in (line.partition(":") for line in front) if sep}
+    if fields.get("alwaysapply", "").lower() == "true":
+        return ""
+    listed = ", ".join(f"`{glob}`" for glob in (g.strip(" '\"") for g in fields.get("globs", "").strip("[]").split(","))
+                       if glob)
+    return f"files {listed}" if listed else ""
 
 
 def _front_matter_end(lines: list[str]) -> int:

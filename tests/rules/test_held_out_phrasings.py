@@ -58,3 +58,18 @@ def test_a_rule_in_another_language_is_listed_as_skipped_not_lost(tmp_path: Path
     plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
     assert [e.action for e in plan.lessons] == ["Never push to main"]
     assert [(rule.text, why) for rule, why in plan.skipped] == [(line, DESCRIBES) for line in lines]
+
+
+@pytest.mark.parametrize(("front", "shown"), [
+    ("globs: \"*.py\"\nalwaysApply: false", "When working on shop (files `*.py` › Style), use pathlib."),
+    ("globs: src/**/*.ts, *.tsx", "When working on shop (files `src/**/*.ts`, `*.tsx` › Style), use pathlib."),
+    ("globs: [\"*.py\", \"*.pyi\"]", "When working on shop (files `*.py`, `*.pyi` › Style), use pathlib."),
+    ("globs: \"*.py\"\nalwaysApply: true", "When working on shop (Style), use pathlib."),
+    ("description: Python style", "When working on shop (Style), use pathlib."),
+])
+def test_a_cursor_rule_says_the_files_its_globs_name(tmp_path: Path, front: str, shown: str) -> None:
+    # Cursor applies a rule with globs only to the files they match: the lesson says so, as a heading would.
+    (tmp_path / ".cursor" / "rules").mkdir(parents=True)
+    (tmp_path / ".cursor" / "rules" / "py.mdc").write_text(f"---\n{front}\n---\n## Style\n\n- Use pathlib\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert [e.render() for e in plan.lessons] == [shown]
