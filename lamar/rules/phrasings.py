@@ -65,7 +65,8 @@ def directs_otherwise(text: str) -> bool:
     if _PREFERENCE.match(text.rstrip(".!")) and not _FINITE.search(text):
         return True  # "Explicit over implicit"
     ban = _BANS.search(text)
-    if ban and (_ACT.match(text) or not _THING.match(text[:ban.start()])):
+    # The subject is the ban's own clause's: "The branch is protected; force pushes are not allowed" bans an act.
+    if ban and (_ACT.match(text) or not _THING.match(re.split(r"[;,:]", text[:ban.start()])[-1])):
         return True
     leave = _LEAVE.search(text)
     if leave and _ACT.match(text):

@@ -83,6 +83,8 @@ def test_the_labelled_rules_lines_read_as_labelled() -> None:
     ("Changing the public API needs an RFC first", "changing the public API needs an RFC first"),
     ("The `any` type is banned", "the `any` type is banned"),
     ("The use of `eval` is prohibited", "the use of `eval` is prohibited"),
+    ("The main branch is protected; force pushes are not allowed", "the main branch is protected; force pushes "
+                                                                    + "are not allowed"),
 ])
 def test_a_permission_or_a_gate_on_an_act_is_a_rule(tmp_path: Path, line: str, shown: str) -> None:
     lessons, _ = _import(tmp_path, line)
