@@ -31,20 +31,28 @@ class Compaction:
     def replacing(self) -> Iterator[None]:
         yield
 
-    def compact(self) -> None:
-        self.own()
+    def compact(self, scrubbed: bool) -> None:
+        """`scrubbed`: events were replaced just now (an erase's first step, `scrub([])`, replaces
+        none, and its refusal must not say it did nor ask for a scrub the API has no call for)."""
+        self.own(scrubbed)
         if self.extra is not None:
             try:
                 self.extra()
             except LamarError:
                 raise
             except Exception as exc:
-                raise StoreError(f"{self.where}: the events were scrubbed, but compact() failed ({exc}); the "
-                                 "database may keep the old values until it succeeds: scrub again") from exc
+                raise self.refusal(scrubbed, f"compact() failed ({exc})", "the database may keep the old values "
+                                   "until it succeeds: scrub again", "make it succeed") from exc
 
-    def own(self) -> None:
+    def own(self, scrubbed: bool) -> None:
         """The backend's own step (none: a process's memory holds the replaced values only until
         Python frees them)."""
+
+    def refusal(self, scrubbed: bool, what: str, then: str, first: str) -> StoreError:
+        """What failed, then what to do: `then` after a scrub that replaced events, else `first`."""
+        if scrubbed:
+            return StoreError(f"{self.where}: the events were scrubbed, but {what}; {then}")
+        return StoreError(f"{self.where}: {what}; {first}")
 
 
 class _Unknown(Compaction):
@@ -86,7 +94,7 @@ class _Sqlite(Compaction):
             with store.lock, contextlib.suppress(sqlite3.Error):
                 store.conn.execute(f"PRAGMA secure_delete = {before}")
 
-    def own(self) -> None:
+    def own(self, scrubbed: bool) -> None:
         import sqlite3
 
         store: Any = self.store
@@ -94,17 +102,17 @@ class _Sqlite(Compaction):
         with store.lock:
             try:
                 if conn.in_transaction:
-                    raise StoreError(f"{self.where}: the events were scrubbed, but the SqliteStore's connection "
-                                     "is inside a transaction, so VACUUM cannot run: commit it and scrub again")
+                    raise self.refusal(scrubbed, "the SqliteStore's connection is inside a transaction, so VACUUM "
+                                       "cannot run", "commit it and scrub again", "commit it")
                 conn.execute("VACUUM")  # a fresh file: no free page holds the old values
                 busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error as exc:
-                raise StoreError(f"{self.where}: the events were scrubbed, but the file could not be compacted "
-                                 f"({exc}); old pages may remain until it is: "
-                                 "scrub again when no one reads it") from exc
+                raise self.refusal(scrubbed, f"the file could not be compacted ({exc})",
+                                   "old pages may remain until it is: scrub again when no one reads it",
+                                   "wait until no one reads it") from exc
         if busy:
-            raise StoreError(f"{self.where}: the events were scrubbed, but readers kept its write-ahead log "
-                             "from being emptied; scrub again when no one reads it")
+            raise self.refusal(scrubbed, "readers kept its write-ahead log from being emptied",
+                               "scrub again when no one reads it", "wait until no one reads it")
 
 
 class _Postgres(Compaction):
@@ -125,16 +133,16 @@ class _Postgres(Compaction):
                              "VACUUM cannot run after a scrub; open it with autocommit=True, as "
                              "PostgresStore.from_conn_string does (nothing changed)")
 
-    def own(self) -> None:
+    def own(self, scrubbed: bool) -> None:
         import psycopg
 
         store: Any = self.store
         try:
             with _connection(store.conn) as conn:
                 if not conn.autocommit:
-                    raise StoreError(f"{self.where}: the events were scrubbed, but a connection of the "
-                                     "PostgresStore's pool is not in autocommit mode, so VACUUM cannot run; "
-                                     "run VACUUM store yourself")
+                    raise self.refusal(scrubbed, "a connection of the PostgresStore's pool is not in autocommit "
+                                       "mode, so VACUUM cannot run", "run VACUUM store yourself",
+                                       "open the pool's connections with autocommit=True")
                 if store.pipe is not None:  # a connection shared in pipeline mode: VACUUM alone in its own sync
                     with conn.pipeline():
                         conn.execute("VACUUM store")
@@ -142,8 +150,8 @@ class _Postgres(Compaction):
                     with store.lock:  # not inside another thread's pipelined batch on this connection
                         conn.execute("VACUUM store")
         except psycopg.Error as exc:
-            raise StoreError(f"{self.where}: the events were scrubbed, but VACUUM failed ({exc}); old row "
-                             "versions stay in the table's pages until a VACUUM: scrub again") from exc
+            raise self.refusal(scrubbed, f"VACUUM failed ({exc})", "old row versions stay in the table's pages "
+                               "until a VACUUM: scrub again", "make VACUUM store succeed") from exc
 
 
 @contextlib.contextmanager

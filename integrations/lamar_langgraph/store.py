@@ -246,7 +246,8 @@ class LangGraphStore:
                 journal mode is PERSIST, or its PostgreSQL connection is not in autocommit mode
                 (nothing changed); the BaseStore failed; or the values were replaced but the
                 database could not drop the old ones (a reader kept SQLite's write-ahead log busy,
-                VACUUM or `compact` failed): scrub again.
+                VACUUM or `compact` failed): scrub again (for `scrub([])`, which replaced nothing,
+                the message says so and names what must change first).
         """
         from lamar_langgraph.erasure import compaction
 
@@ -282,7 +283,7 @@ class LangGraphStore:
                 else:
                     raise self._too_slow()
                 if not events or any(e.kind != "erase" for e in events):
-                    step.compact()
+                    step.compact(scrubbed=bool(events))
         return len(events)
 
     def read(self, after: int = 0) -> list[Event]:

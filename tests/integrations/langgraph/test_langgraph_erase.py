@@ -270,6 +270,35 @@ def test_a_sqlite_store_whose_journal_can_keep_old_pages_refuses_to_erase(tmp_pa
     conn.close()
 
 
+def test_an_erase_a_reader_keeps_from_compacting_says_nothing_was_scrubbed(tmp_path: Path) -> None:
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    path = tmp_path / "busy.db"
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=0.2)  # not 30 s of waiting
+    conn.execute("PRAGMA journal_mode=WAL")
+    base = SqliteStore(conn)
+    base.setup()
+    lam = Lamar(LangGraphStore(base, location=str(path)), k=1, seed=1)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="deploy")))
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM store").fetchone()  # a read transaction pins the write-ahead log
+    with pytest.raises(StoreError) as refused:
+        lam.erase(secret)
+    # The erase's first step scrubs no event: the refusal neither says it did nor asks for a scrub.
+    assert str(refused.value) == (f"lesson {secret} was not erased: {path}: readers kept its write-ahead log from "
+                                  "being emptied; wait until no one reads it; then erase it again")
+    assert lam.get(secret).action == "page them" and not any(e.kind == "erase" for e in lam.store.read())
+    reader.execute("COMMIT")
+    reader.close()
+    lam.erase(secret)  # once no one reads it
+    assert lam.get(secret).action == "[erased]"
+    assert SECRET.encode() not in b"".join(p.read_bytes() for p in sorted(tmp_path.glob("busy.db*")))
+    conn.close()
+
+
 def test_the_text_a_checkpointer_keeps_goes_only_with_its_threads(tmp_path: Path) -> None:
     """Erase reaches Lamar's store, not a checkpointer: the recall node's `lamar_prompt` keeps the
     lesson's text in the thread's checkpoints until the thread is deleted and the file compacted,
