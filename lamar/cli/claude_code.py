@@ -361,9 +361,9 @@ def no_traces_yet(path: str) -> str | None:
 
 
 def unmined_traces(location: str, out: str | None = None) -> str | None:
-    """What a sleep without --traces leaves of the turns Claude Code's hooks traced for the store `location`, with
-    the command that mines them into the report `out` (else report.json); None when they traced none. A sleep
-    without a model only consolidates, so a user of the hooks would otherwise not learn that they wait for it."""
+    """What a sleep without --traces (and `lamar stats` after it) leaves of the turns Claude Code's hooks traced for
+    the store `location`, with the command that mines them into the report `out` (else report.json); None when they
+    traced none. A sleep without a model only consolidates: a user of the hooks would not learn that they wait."""
     import stat
 
     from lamar.cli.render import plural

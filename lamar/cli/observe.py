@@ -98,7 +98,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
           f"{cost['per_report']:.4f} reward per reported episode ({cost['total']:.2f} in all)")
     from lamar.cli.last_sleep import sleep_lines
 
-    for name, line in zip(("sleep", "mining"), sleep_lines(data["last_sleep"])):
+    lines = sleep_lines(data["last_sleep"])
+    if len(lines) == 1:  # the last sleep mined nothing: the turns Claude Code's hooks traced may wait for a model
+        from lamar.cli.claude_code import unmined_traces
+
+        lines += [unmined.strip()] if (unmined := unmined_traces(data["store"])) else []
+    for name, line in zip(("sleep", "mining"), lines):
         print(f"{name:<10} {line}")
     return 0
 

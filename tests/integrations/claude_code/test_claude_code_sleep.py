@@ -27,6 +27,7 @@ def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env
     before = _lamar(repo, env, "sleep")
     assert before.returncode == 0, before.stderr
     assert "not mined" not in before.stdout  # no session yet, nothing to name
+    assert "not mined" not in _lamar(repo, env, "stats").stdout
     server, url = serve(str(repo))
     try:
         done = _claude(repo, env, url, "please create version.py with the version number")
@@ -40,6 +41,10 @@ def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env
     command = line.split("(mining takes a model): ", 1)[1]
     assert line.startswith(f"  not mined: 1 turn that Claude Code's hooks traced in {traces} ")
     assert command == (f"lamar sleep --store {store} --traces {traces} --model PROVIDER:MODEL --out report.json")
+    # `lamar stats` said only "no traces mined" of the last sleep: it names the same turns, with the same command.
+    stats = _lamar(repo, env, "stats")
+    assert stats.returncode == 0 and f"\nmining     {line.strip()}\n" in stats.stdout, stats.stdout
+    assert "not mined" not in _lamar(repo, env, "stats", "--json").stdout  # a script's output holds the figures alone
     # The command it gives runs as printed, up to the model, which has no key here.
     run = _lamar(repo, {**env, "ANTHROPIC_API_KEY": ""}, *command.split()[1:-4], "--model", "anthropic:x")
     assert run.returncode == 2 and "set ANTHROPIC_API_KEY" in run.stderr, run.stderr
@@ -50,3 +55,4 @@ def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env
     assert f"--out '{tmp_path / 'my report.json'}'" in saved.stdout, saved.stdout
     os.remove(traces)
     assert "not mined" not in _lamar(repo, env, "sleep").stdout
+    assert "not mined" not in _lamar(repo, env, "stats").stdout
