@@ -302,3 +302,58 @@ def test_two_branches_alike_inside_a_retried_subgraph_keep_their_own_episodes(sh
     assert len(out["seen"]) == 2 and len(set(out["seen"])) == 2  # one episode each, none shared
     assert lam.stats()["episodes"] == 2  # the retry took over the failed attempt's two
     assert sorted(p.episode_id for p in lam.pending()) == sorted(out["seen"])
+
+
+class Turns(MessagesState, LamarState, total=False):
+    verdict: str | None
+
+
+@pytest.mark.parametrize("payload", ["context alone", "with the parent's state"])
+def test_send_branches_given_the_parents_state_leave_a_silent_turn_without_the_next_ones_outcome(
+        payload: str, tmp_path: Any) -> None:
+    """A parent whose recalls all run in `Send` branches has no recall of its own to start a turn: branches sent
+    the context alone leave a silent turn's episodes open for the next turn's outcome; branches sent the parent's
+    state start the turn as a recall in the parent does, and leave them pending in the store."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.store.sqlite import SqliteStore
+
+    from lamar_langgraph import LangGraphStore
+
+    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    base = SqliteStore(conn)
+    base.setup()
+    lam = Lamar(LangGraphStore(base), k=2, seed=5, holdout=1e-9)
+    for project in ("api", "web"):
+        lam.add(Experience(f"the {project} build fails", f"clear the {project} cache", scope=Scope(project=project)))
+
+    def fan(state: Turns) -> list[Send]:
+        given = dict(state) if payload == "with the parent's state" else {}
+        return [Send("recall", {**given, "lamar_context": {"project": p}}) for p in ("api", "web")]
+
+    graph = StateGraph(Turns)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("work", lambda state: {"lamar_outcome": state.get("verdict")})
+    graph.add_node("report", report_node(lam))
+    graph.add_conditional_edges(START, fan, ["recall"])
+    graph.add_edge("recall", "work")
+    graph.add_edge("work", "report")
+    graph.add_edge("report", END)
+    with SqliteSaver.from_conn_string(str(tmp_path / "threads.db")) as saver:
+        app = graph.compile(checkpointer=saver)
+        thread = {"configurable": {"thread_id": "t"}}
+        silent = list(app.invoke({"messages": [HumanMessage("one", id="m1")], "verdict": None}, thread)
+                      ["lamar_episodes"])
+        out = app.invoke({"messages": [HumanMessage("two", id="m2")], "verdict": "shipped"}, thread)
+    this_turn = [e for e in out["lamar_episodes"] if e not in silent]
+    assert len(silent) == 2 and len(this_turn) == 2
+    assert [lam.episode(e).signal for e in this_turn] == ["shipped", "shipped"]
+    if payload == "context alone":  # what docs/langgraph.md says of this pattern: the next turn's outcome
+        assert [lam.episode(e).signal for e in silent] == ["shipped", "shipped"]
+    else:  # the branches of the new turn forget the silent one's episodes, which stay pending in the store
+        assert [lam.episode(e).signal for e in silent] == [None, None]
+        assert sorted(p.episode_id for p in lam.pending()) == sorted(silent)
+        assert set(out["lamar_episodes"]) == set(this_turn)
+    lam.close()
+    conn.close()
