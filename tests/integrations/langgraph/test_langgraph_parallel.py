@@ -308,7 +308,7 @@ class Turns(MessagesState, LamarState, total=False):
     verdict: str | None
 
 
-@pytest.mark.parametrize("payload", ["context alone", "with the parent's state"])
+@pytest.mark.parametrize("payload", ["context alone", "with the parent's state", "with its turn"])
 def test_send_branches_given_the_parents_state_leave_a_silent_turn_without_the_next_ones_outcome(
         payload: str, tmp_path: Any) -> None:
     """A parent whose recalls all run in `Send` branches has no recall of its own to start a turn: branches sent
@@ -330,6 +330,8 @@ def test_send_branches_given_the_parents_state_leave_a_silent_turn_without_the_n
 
     def fan(state: Turns) -> list[Send]:
         given = dict(state) if payload == "with the parent's state" else {}
+        if payload == "with its turn":  # what marks the turn alone: Lamar's keys and the person's message
+            given = {**{k: v for k, v in state.items() if k.startswith("lamar_")}, "messages": state["messages"][-1:]}
         return [Send("recall", {**given, "lamar_context": {"project": p}}) for p in ("api", "web")]
 
     graph = StateGraph(Turns)
