@@ -16,6 +16,16 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 Savers = Callable[[], Any]  # a new checkpointer (its own connection) on the same checkpoints
 
 
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "memory":
+        yield InMemorySaver()
+        return
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    yield SqliteSaver(conn)
+    conn.close()
+
+
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
 def savers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Savers]:
     with ExitStack() as stack:

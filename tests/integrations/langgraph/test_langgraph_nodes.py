@@ -130,16 +130,6 @@ def assert_turn_learned(lam: Lamar, state: dict[str, Any], capture: Capture) -> 
     assert evidence.injected == 1 and evidence.eligible == 1 and evidence.lift > 0
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemorySaver()
-        return
-    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-    yield SqliteSaver(conn)
-    conn.close()
-
-
 def test_a_react_graph_injects_lessons_and_reports_the_outcome(lam: Lamar, saver: Any) -> None:
     capture = Capture()
     graph = react_graph(lam, fake_model(capture), checkpointer=saver)

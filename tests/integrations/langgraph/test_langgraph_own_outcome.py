@@ -47,16 +47,6 @@ class Before(MessagesState):
     lamar_episodes: Annotated[dict[str, str], merge_episodes]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemorySaver()
-        return
-    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-    yield SqliteSaver(conn)
-    conn.close()
-
-
 @asynccontextmanager
 async def checkpointer(kind: str, mode: str, folder: Path) -> AsyncIterator[Any]:
     """A real checkpointer of `kind` for a thread run by `mode` (under ainvoke, SQLite's async saver)."""
