@@ -11,13 +11,21 @@ import sys
 import time
 from typing import Any
 
-from lamar_claude_code.quick import MAX_PAYLOAD, VERSION, identity, socket_path, store_of
+from lamar_claude_code.quick import (
+    MAX_PAYLOAD,
+    VERSION,
+    daemon_key,
+    identity,
+    named_holdout,
+    socket_path,
+    store_of,
+)
 
 IDLE = 600.0  # seconds without an event before the daemon stops (a new version starts with the next one)
 STUCK = 120.0  # seconds of events that all overran their budget before the daemon gives up and stops
 
 
-def serve(store: str, *, idle: float = IDLE) -> int:
+def serve(store: str, *, idle: float = IDLE, holdout: str | None = None) -> int:
     """Answer events for `store` until idle; returns 0 (also when another daemon already serves it).
 
     `quick.py` starts the daemon on first use and hands it each event; the daemon answers exactly as
@@ -28,13 +36,13 @@ def serve(store: str, *, idle: float = IDLE) -> int:
     """
     from lamar_claude_code.hook import _open, run
 
-    path = socket_path(store)
+    path = socket_path(daemon_key(store, holdout))
     if path is None:
         return 0
     listener = _bind(path)
     if listener is None:
         return 0  # another daemon holds the socket
-    engines = {create: functools.cache(functools.partial(_open, store, create)) for create in (False, True)}
+    engines = {create: functools.cache(functools.partial(_open, store, create, holdout)) for create in (False, True)}
     own = identity()
     overran: list[float] = []  # when each event of the current streak of overruns arrived
     try:
@@ -174,7 +182,7 @@ def _close(engines: dict[bool, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     idle = float(os.environ.get("LAMAR_HOOK_IDLE") or IDLE)  # tests stop theirs sooner
-    status = serve(store_of(args, os.environ), idle=idle)
+    status = serve(store_of(args, os.environ), idle=idle, holdout=named_holdout(args))
     os._exit(status)  # a worker still inside the store's C code must not keep the process alive
 
 

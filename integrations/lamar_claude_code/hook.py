@@ -28,7 +28,7 @@ def paths_for(store: str) -> Paths:
 
 def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
         exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False,
-        start: float | None = None, overran: Callable[[], None] | None = None) -> int:
+        start: float | None = None, overran: Callable[[], None] | None = None, holdout: str | None = None) -> int:
     """Handle one event; always returns 0.
 
     Fails open: whatever goes wrong (bad JSON, a missing, locked or newer store, a slow disk) the
@@ -43,8 +43,8 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
     SQLite and the atomic state file survive a killed writer. A recall not yet begun is not
     begun (no episode is stored).
 
-    `engine` opens the engine (default: `Lamar(store)`, once per process); an in-process caller
-    can hand in one seeded engine for every event. With `create` (the plugin) a missing file
+    `engine` opens the engine (default: `Lamar(store)` at `holdout`, the command line's, once per process);
+    an in-process caller can hand in one seeded engine for every event. With `create` (the plugin) a missing file
     store is created, readable by its owner only; otherwise it is a logged failure. `start`
     (a `time.monotonic()` reading) is when the event arrived, when it waited elsewhere first;
     `overran` is called, instead of ending the process, when the budget ran out.
@@ -72,7 +72,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
             pending = last_failure(store)
         result: dict[str, Any] = {}
         deadline = Budget(budget, start)
-        opener = engine or (lambda: _open(store, create))
+        opener = engine or (lambda: _open(store, create, holdout))
         opened: list[bool] = []
 
         def open_engine() -> Any:
@@ -188,7 +188,7 @@ def _event(payload: Any) -> str:
     return name if isinstance(name, str) else "event"
 
 
-def _open(store: str, create: bool = False) -> Any:
+def _open(store: str, create: bool = False, holdout: str | None = None) -> Any:
     from pathlib import Path
 
     from lamar import Lamar, StoreError
@@ -202,11 +202,13 @@ def _open(store: str, create: bool = False) -> Any:
             raise StoreError(f"{store} is a symbolic link that leads nowhere (a loop, or a file that is gone): point "
                              "it at the store, or pass the store's own path as --store")
         raise StoreError(f"no store at {store}: run `lamar claude-code install` or pass --store")
-    return Lamar(store)
+    # The install's --holdout: its engine saves the store's state under it, which every `lamar` command reads.
+    return Lamar(store) if holdout is None else Lamar(store, holdout=float(holdout))
 
 
-def main(store: str, budget: float | None = None, *, create: bool = False) -> int:
+def main(store: str, budget: float | None = None, *, create: bool = False, holdout: str | None = None) -> int:
     """Entry point of `lamar claude-code hook` (and of the plugin's hook, which creates its store)."""
     # Started with stdin or stdout closed, Python has None for them: an empty event, an answer nobody reads.
     stdin = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()
-    return run(stdin, sys.stdout or io.StringIO(), store, budget=budget, exit_on_timeout=True, create=create)
+    return run(stdin, sys.stdout or io.StringIO(), store, budget=budget, exit_on_timeout=True, create=create,
+               holdout=holdout)

@@ -27,6 +27,21 @@ def named_store(argv: list[str]) -> str | None:
     return store
 
 
+def named_holdout(argv: list[str]) -> str | None:
+    """The holdout the hook command names (--holdout Q, from `install --holdout`), as written, or None (the
+    engine's default). Read as a number only where the engine opens, so a hand-edited one fails open there."""
+    holdout = None
+    for i, arg in enumerate(argv):
+        if arg == "--holdout" and i + 1 < len(argv):
+            holdout = argv[i + 1]
+    return holdout
+
+
+def daemon_key(store: str, holdout: str | None) -> str:
+    """What names the daemon of `store` at `holdout`: a daemon at another holdout is never asked."""
+    return store if holdout is None else f"{store}\0holdout={holdout}"
+
+
 def empty_store(argv: list[str]) -> str | None:
     """Why the hook refuses its command line when it names an empty store (`--store ""`), else None."""
     named = named_store(argv)
@@ -142,12 +157,14 @@ def ask(path: str, raw: bytes, arrived: float, create: bool = False) -> bytes | 
     return answer[3:]
 
 
-def start_daemon(store: str) -> None:
-    """Start the daemon for `store`, detached: it outlives this process and stops when idle."""
+def start_daemon(store: str, holdout: str | None = None) -> None:
+    """Start the daemon for `store` (its engine at `holdout`), detached: it outlives this process and stops when
+    idle."""
     import subprocess
 
+    tuning = [] if holdout is None else ["--holdout", holdout]
     with open(os.devnull, "r+b") as null:
-        subprocess.Popen([sys.executable, "-m", "lamar_claude_code.daemon", "--store", store], stdin=null,
+        subprocess.Popen([sys.executable, "-m", "lamar_claude_code.daemon", "--store", store, *tuning], stdin=null,
                          stdout=null, stderr=null, start_new_session=True, close_fds=True)
 
 
@@ -289,7 +306,7 @@ def write_out(answer: bytes) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Handle one hook event: the command `lamar claude-code install` or the plugin puts in the settings.
 
-        <python> -S .../lamar_claude_code/quick.py [--store PATH]     (lamar claude-code install)
+        <python> -S .../lamar_claude_code/quick.py [--store PATH] [--holdout Q]   (lamar claude-code install)
         <python> -S .../lamar_claude_code/quick.py --plugin           (the plugin: its options name the store)
 
     Run with -S and only C modules imported, the command starts faster than a bare `python -c pass`;
@@ -309,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - reported, as the check's answer
             sys.stderr.write(f"this Python cannot import Lamar's hook: {type(exc).__name__}: {exc}\n")
             return 1
-        sys.stdout.write("usage: quick.py [--store PATH | --plugin]: one Claude Code hook event on stdin (Lamar)\n")
+        sys.stdout.write("usage: quick.py [--store PATH | --plugin] [--holdout Q]: one Claude Code hook event on "
+                         "stdin (Lamar)\n")
         return 0
     refusal = empty_store(argv)
     if refusal:  # no store to log beside: exit 1 is Claude Code's non-blocking error, shown to the user
@@ -323,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(refusal)
         return 0 if create else 1
     raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1) if sys.stdin is not None else b""  # None: started without stdin
-    path = socket_path(store)
+    holdout = named_holdout(argv)
+    path = socket_path(daemon_key(store, holdout))
     answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None
     if answer is not None:
         write_out(answer)
@@ -334,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     site.main()  # run with -S: the packages are needed only now
     try:
         if path and store != ":memory:":
-            start_daemon(store)
+            start_daemon(store, holdout)
         from lamar_claude_code.hook import run
     except Exception as exc:  # noqa: BLE001 - a hook never fails the prompt
         _note(store, f"the hook could not start: {type(exc).__name__}: {exc}; run lamar claude-code install again")
@@ -342,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             write_out(cannot_start(store, exc, create).encode("utf-8"))
         return 0
     return run(io.BytesIO(raw), sys.stdout or io.StringIO(), store, exit_on_timeout=True, create=create,
-               start=time.monotonic() - (time.time() - arrived))
+               start=time.monotonic() - (time.time() - arrived), holdout=holdout)
 
 
 if __name__ == "__main__":

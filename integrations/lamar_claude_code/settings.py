@@ -150,8 +150,9 @@ STRIPPED_PATH = "/usr/bin:/bin"
 FAIL_OPEN = " || exit 1"
 
 
-def hook_command(store: str | None = None) -> str:
-    """The command the entries run: `<guard>; <this python> -S <lamar_claude_code/quick.py> [--store PATH] || exit 1`.
+def hook_command(store: str | None = None, holdout: float | None = None) -> str:
+    """The command the entries run: `<guard>; <this python> -S <lamar_claude_code/quick.py> [--store PATH]
+    [--holdout Q] || exit 1`; Q is the hooks' engine's holdout (None: the default).
 
     quick.py hands the event to a warm daemon (see `lamar_claude_code.daemon`); -S keeps the
     interpreter's start below a bare `python -c pass` until the packages are needed. Claude Code
@@ -165,6 +166,8 @@ def hook_command(store: str | None = None) -> str:
     if store:
         location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
         command += f" --store {shlex.quote(location)}"
+    if holdout is not None:
+        command += f" --holdout {holdout!r}"
     return _guard(python, script) + command + FAIL_OPEN
 
 

@@ -68,9 +68,13 @@ def add_commands(command: Any) -> None:
     install = sub("install", "merge Lamar's hook entries into Claude Code's settings (prints what changed)",
                   cmd_install)
     _scope_options(install)
+    install.add_argument("--holdout", metavar="Q", type=float, default=None,
+                         help="the hooks' engine's holdout: the chance a wanted lesson is withheld to prove it "
+                              "(default: the engine's); every lamar command then reads the store under it")
     _scope_options(sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall))
     sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status, store=_RUNNING)
-    sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
+    sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook).add_argument(
+        "--holdout", metavar="Q", default=None, help="the engine's holdout (default: the engine's)")
     sub("settle", "let git settle every watched episode now (for cron)", cmd_settle, store=_RUNNING)
     trusting = sub("trust", "let the hooks read this repository's .claude/lamar.toml as it is now (read it first)",
                    cmd_trust)
@@ -124,10 +128,17 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     explicit = getattr(args, "store", None)
     location = store_location(args)
+    if args.holdout is not None:
+        from lamar.policy.config import Policy
+
+        try:  # refused here, before any file is written, rather than at every hook event
+            Policy(holdout=args.holdout)
+        except ValueError as exc:
+            raise _usage(f"--holdout: {exc}") from None
     path = _settings_file(args)
     create_private(location)  # now, so the first hook finds it; readable by its owner only
     before = settings.named_stores(path)
-    _write(settings, path, lambda: settings.install(path, settings.hook_command(explicit)),
+    _write(settings, path, lambda: settings.install(path, settings.hook_command(explicit, args.holdout)),
            "nothing to change, Lamar's hooks are installed")
     if path.name == settings.FILES["local"]:
         done = settings.keep_out_of_git(path)
@@ -158,7 +169,18 @@ def cmd_install(args: argparse.Namespace) -> int:
     if not holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
         print(no_lessons(location, explicit, str(args.dir or os.getcwd())))
-    problem = settings.runs_without_path(settings.hook_command(explicit))
+    if args.holdout is not None:
+        # The store's state saved under the hooks' tuning: every `lamar` command reads it so (`agents_tuning`)
+        # from now, not only once the hooks have written enough to save it themselves.
+        from lamar.cli.session import open_raw
+        from lamar.state.copied import save_folded
+
+        store = open_raw(location, create=False)
+        try:
+            save_folded(store, {"holdout": args.holdout})
+        finally:
+            store.close()
+    problem = settings.runs_without_path(settings.hook_command(explicit, args.holdout))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
               file=sys.stderr)
@@ -415,7 +437,7 @@ def cmd_trust(args: argparse.Namespace) -> int:
 def cmd_hook(args: argparse.Namespace) -> int:
     from lamar_claude_code.hook import main
 
-    return main(store_location(args))
+    return main(store_location(args), holdout=args.holdout)
 
 
 def cmd_settle(args: argparse.Namespace) -> int:
@@ -439,10 +461,10 @@ def cmd_settle(args: argparse.Namespace) -> int:
 
 
 def fast_hook(argv: list[str]) -> int:
-    """`lamar claude-code hook [--store PATH]` without building the whole parser (it runs per prompt)."""
+    """`lamar claude-code hook [--store PATH] [--holdout Q]` without building the whole parser (it runs per prompt)."""
     try:
         from lamar_claude_code.hook import main
-        from lamar_claude_code.quick import empty_store, homeless, store_of
+        from lamar_claude_code.quick import empty_store, homeless, named_holdout, store_of
     except ImportError:
         return 0  # fail open: nothing to inject without the integration
     store = store_of(argv, os.environ)
@@ -450,4 +472,4 @@ def fast_hook(argv: list[str]) -> int:
     if refusal:  # no store to log beside: exit 1 is Claude Code's non-blocking error, shown to the user
         sys.stderr.write(refusal)
         return 1
-    return main(store)
+    return main(store, holdout=named_holdout(argv))

@@ -112,7 +112,7 @@ def _no_proof_yet(holdout: float) -> str:
     """What a store with no verdict yet can expect, under the verdicts line: a young store reads as broken."""
     import textwrap
 
-    from lamar.policy.config import Policy
+    from lamar.policy.config import SOONER, Policy, holdout_lever
 
     volume = '(docs/gym.md, "What a project can expect: volume")'
     if holdout <= 0:
@@ -120,8 +120,8 @@ def _no_proof_yet(holdout: float) -> str:
     else:
         when = ("a solo store's first proofs take a year or more (a team's, weeks)" if holdout == Policy().holdout
                 else "a proof costs a lesson about 220 held-out episodes")
-        sooner = "; Lamar(..., holdout=0.15) proves sooner, at the reward the held-out episodes give up" \
-            if holdout < 0.15 else ""
+        sooner = (f"; a higher holdout ({holdout_lever()}) proves sooner, at the reward the held-out episodes "
+                  "give up") if holdout < SOONER else ""
         said = (f"none proven yet, as expected in a young store: at holdout={holdout:g} {when}, and the selection "
                 f"already favours what helps{sooner} {volume}")
     return textwrap.fill(said, 113, initial_indent=" " * 11, subsequent_indent=" " * 11)

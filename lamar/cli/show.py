@@ -25,6 +25,7 @@ from lamar.cli.session import open_engine, resolve_id
 from lamar.cli.timeline import EvidencePoint, latest_appearances, logged_counts, thin
 from lamar.experience import Experience, Status
 from lamar.policy.choose import REACH
+from lamar.policy.config import holdout_lever
 from lamar.policy.dropped import dropped_text
 from lamar.policy.history import POINTS, LessonHistory
 from lamar.policy.verdicts import Evidence, Verdict, no_evidence_yet
@@ -140,8 +141,8 @@ def coin_off(lam: Lamar, exp: Experience, ev: Evidence) -> str:
             f"(at its estimated lift, {number(rows[0].estimate)}, its bound would not decide within {REACH:g} "
             f"times the {ev.eligible} episodes it has been eligible in), so it is chosen on that estimate and its "
             "verdict stays unknown; `lamar recall --dry-run KEY=VALUE ...` shows the coin in a context. "
-            "Lamar(..., holdout=0.15) brings verdicts within reach sooner, at the reward the held-out episodes give "
-            "up (docs/decisions.md, \"The evidence coin, and where it is spent\")")
+            f"A higher holdout ({holdout_lever()}) brings verdicts within reach sooner, at the reward the held-out "
+            "episodes give up (docs/decisions.md, \"The evidence coin, and where it is spent\")")
 
 
 def _print_lesson(exp: Experience, ev: Evidence) -> None:

@@ -23,6 +23,15 @@ RETIRED = frozenset({
 # another's saved state and PostgreSQL rows instead of folding the log again.
 SETTLING = ("pending_after", "pending_outcome")
 
+SOONER = 0.15  # the holdout a message proposes to prove sooner: docs/decisions.md prices it
+
+
+def holdout_lever(rate: float = SOONER) -> str:
+    """How a reader sets the holdout to `rate`, worded once for every message that names the lever: the hooks'
+    install option for a Claude Code user, the keyword for a Python one (the CLI then reads the store so)."""
+    return (f"`lamar claude-code install --holdout {rate:g}` for Claude Code's hooks, Lamar(..., holdout={rate:g}) "
+            "in Python")
+
 
 def without_retired(tuning: Mapping[str, Any], *, warn: bool = True) -> dict[str, Any]:
     """`tuning` without the retired knobs, each named in a DeprecationWarning (when `warn`)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lamar._errors import LamarError, advised
-from lamar.policy.config import Policy
+from lamar.policy.config import Policy, holdout_lever
 from lamar.store.base import Store
 from lamar.whatif.cache import fold_store
 from lamar.whatif.slate import Slate
@@ -149,13 +149,13 @@ def check_log(log: Log, minimum: int, location: str, whole: Log | None = None, *
                 "would have done. ")
         if holdout <= 0:
             said += (f"The engine flips a coin only while the holdout is above zero, and this store's "
-                     f"holdout={holdout:g}: set it above zero (Lamar(..., holdout=...), the default "
-                     f"holdout={Policy().holdout:g}) ")
+                     f"holdout={holdout:g}: set it above zero (the default: "
+                     f"{holdout_lever(Policy().holdout)}) ")
         else:
             # A user already above zero needs the lever that brings coins back, and its price.
             said += (f"The engine flips a lesson's coin only while its verdict is within reach (docs/decisions.md, "
                      f"\"The evidence coin, and where it is spent\"), which at this store's holdout={holdout:g} "
-                     "a young store's lessons seldom are: a higher holdout (Lamar(..., holdout=0.15)) brings "
+                     f"a young store's lessons seldom are: a higher holdout ({holdout_lever()}) brings "
                      "verdicts within reach sooner, at the price of a lesson's lift on each episode it is held "
                      "out of (docs/gym.md, \"What a project can expect: volume\"); or keep it ")
         raise advised(LamarError, said, ADVICE["coin"] + (WIDEN["coin"] if widen else ""))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope
+from lamar.policy.config import holdout_lever
 from lamar.store import open_store
 
 COMMANDS = ["stats", "ls", "search", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
@@ -333,7 +334,7 @@ def test_show_of_a_chosen_lesson_without_a_coin_says_its_verdict_is_out_of_reach
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split("\n\nprovenance")[0].split())
     assert "coin none where its scope is recalled: at holdout=0.04 its verdict is out of reach" in said, said
-    assert "lamar recall --dry-run" in said and "Lamar(..., holdout=0.15)" in said, said
+    assert "lamar recall --dry-run" in said and holdout_lever() in said, said
     assert '"The evidence coin, and where it is spent"' in said, said
     fresh = Lamar(str(store), seed=5)
     new = fresh.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="test")))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal
-from lamar.policy.config import Policy
+from lamar.policy.config import Policy, holdout_lever
 from lamar.whatif import whatif
 from lamar.whatif.alternatives import Holdout, Without
 from lamar.whatif.log import read_log
@@ -101,7 +101,7 @@ def test_a_log_that_never_flipped_a_coin_is_refused(tmp_path: Path) -> None:
     assert all(set(e.slate.p.values()) == {1.0} for e in read_log(lam.store).episodes)
     with pytest.raises(LamarError, match="none with a logged coin.*holdout") as refused:
         whatif(lam)
-    assert f"the default holdout={Policy().holdout:g})" in str(refused.value)
+    assert f"(the default: {holdout_lever(Policy().holdout)})" in str(refused.value)
     lam.close()
 
 
@@ -435,7 +435,7 @@ def test_a_selection_without_a_coin_names_this_stores_holdout_and_the_trade_of_a
     said = str(refused.value)
     assert f"this store's holdout={lam.policy.holdout:g}" in said, said
     assert "keep the holdout above zero" not in said, said
-    assert "Lamar(..., holdout=0.15)" in said and "lift" in said, said
+    assert holdout_lever() in said and "lift" in said, said
     assert '"What a project can expect: volume"' in said, said
     assert said.endswith("and ask again once episodes with a coin are logged, "
                          "or widen since/scope to episodes that had some"), said
