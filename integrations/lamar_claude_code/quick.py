@@ -37,6 +37,12 @@ def named_holdout(argv: list[str]) -> str | None:
     return holdout
 
 
+def plugin_holdout(environ: os._Environ[str] | dict[str, str]) -> str | None:
+    """The plugin's `holdout` option, or None (the engine's default) when it is unset."""
+    configured = environ.get("CLAUDE_PLUGIN_OPTION_HOLDOUT", "").strip()
+    return configured if configured and not configured.startswith("${") else None
+
+
 def daemon_key(store: str, holdout: str | None) -> str:
     """What names the daemon of `store` at `holdout`: a daemon at another holdout is never asked."""
     return store if holdout is None else f"{store}\0holdout={holdout}"
@@ -341,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(refusal)
         return 0 if create else 1
     raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1) if sys.stdin is not None else b""  # None: started without stdin
-    holdout = named_holdout(argv)
+    holdout = plugin_holdout(os.environ) if create else named_holdout(argv)
     path = socket_path(daemon_key(store, holdout))
     answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None
     if answer is not None:

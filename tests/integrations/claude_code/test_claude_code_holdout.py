@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import payload
+from lamar import Lamar
+
+from .conftest import BARE_PATH, ROOT, payload
 
 
 def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -67,3 +70,26 @@ def test_install_refuses_a_holdout_no_engine_takes(repo: Path, env: dict[str, st
 def test_a_store_at_the_default_names_the_install_option(repo: Path, env: dict[str, str], store: Path) -> None:
     shown = cli(env, repo, "stats", "--store", str(store))
     assert "lamar claude-code install --holdout 0.15" in shown.stdout.replace("\n" + " " * 11, " ")
+
+
+def test_the_plugins_holdout_option_reaches_its_hooks_engine(tmp_path: Path, repo: Path) -> None:
+    (tmp_path / "run").mkdir(mode=0o700)
+    store = tmp_path / "plugin.db"
+    env = {"HOME": str(tmp_path / "home"), "PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(ROOT / "plugins" / "lamar"),
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"), "CLAUDE_PLUGIN_OPTION_PYTHON": sys.executable,
+           "CLAUDE_PLUGIN_OPTION_STORE": str(store), "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+           "LAMAR_HOOK_IDLE": "20", "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+
+    def launch(holdout: str, prompt: str) -> None:
+        event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt=prompt))
+        done = subprocess.run(["/bin/sh", "-c", '"${CLAUDE_PLUGIN_ROOT}/scripts/lamar-plugin" hook'], input=event,
+                              env={**env, "CLAUDE_PLUGIN_OPTION_HOLDOUT": holdout}, capture_output=True,
+                              text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+
+    launch("0.15", "the tests fail")
+    launch("2", "the tests fail again")  # an option no engine takes: its own daemon refuses it, and fails open
+    log = (tmp_path / "plugin.db.claude-code.log").read_text()
+    assert log.count("holdout must be in [0, 1)") == 1, log
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["episodes"] == 1

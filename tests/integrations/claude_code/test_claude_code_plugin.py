@@ -53,7 +53,7 @@ def test_the_plugin_runs_the_installed_hooks_through_its_launcher() -> None:
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     assert manifest["name"] == "lamar" and market["plugins"][0]["source"] == "./plugins/lamar"
-    assert set(manifest["userConfig"]) == {"python", "store"}
+    assert set(manifest["userConfig"]) == {"python", "store", "holdout"}
 
 
 def _launch(event: dict[str, object], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
