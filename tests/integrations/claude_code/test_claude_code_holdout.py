@@ -43,9 +43,12 @@ def test_the_installed_holdout_shows_in_stats_from_the_install_on(repo: Path, en
     assert "at holdout=0.15" in installed.stdout and "install --holdout" not in installed.stdout
     ran = run_hook(command, repo, env, "the tests fail again")
     assert ran.returncode == 0, ran.stderr
-    after = cli(env, repo, "stats", "--store", str(store))
+    bare = {k: v for k, v in env.items() if k != "LAMAR_STORE"}
+    after = cli(bare, repo, "stats")  # no --store: the one the installed hook commands name
+    assert f"store      {store}" in after.stdout and "at holdout=0.15" in after.stdout, after.stdout
     assert "episodes   1" in after.stdout.replace("episodes    ", "episodes   "), after.stdout
-    assert "at holdout=0.15" in after.stdout
+    shown = cli(bare, repo, "claude-code", "status")
+    assert "--holdout 0.15" in shown.stdout, shown.stdout
 
 
 def test_the_command_lines_holdout_reaches_the_hooks_engine(repo: Path, env: dict[str, str], store: Path,
