@@ -110,6 +110,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def _no_proof_yet(holdout: float) -> str:
     """What a store with no verdict yet can expect, under the verdicts line: a young store reads as broken."""
+    import re
     import textwrap
 
     from lamar.policy.config import SOONER, Policy, holdout_lever
@@ -124,7 +125,10 @@ def _no_proof_yet(holdout: float) -> str:
                   "give up") if holdout < SOONER else ""
         said = (f"none proven yet, as expected in a young store: at holdout={holdout:g} {when}, and the selection "
                 f"already favours what helps{sooner} {volume}")
-    return textwrap.fill(said, 113, initial_indent=" " * 11, subsequent_indent=" " * 11)
+    # A command in backticks stays on one line, so that it can be copied as printed.
+    whole = re.sub(r"`[^`]*`", lambda span: span.group(0).replace(" ", "\0"), said)
+    return textwrap.fill(whole, 113, initial_indent=" " * 11, subsequent_indent=" " * 11, break_long_words=False,
+                         break_on_hyphens=False).replace("\0", " ")
 
 
 def cmd_ls(args: argparse.Namespace) -> int:

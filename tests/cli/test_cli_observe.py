@@ -83,6 +83,8 @@ def test_stats_with_no_verdict_yet_says_when_to_expect_one(run_cli, tmp_path):
     end = next(j for j, line in enumerate(lines) if line.startswith("episodes "))
     said = " ".join(line.strip() for line in lines[at + 1:end])
     assert "docs/gym.md" in said and "holdout=0.15" in said and "year" in said, said
+    command = "`lamar claude-code install --holdout 0.15`"
+    assert any(command in line for line in lines[at + 1:end]), lines  # on one line, to be copied as printed
 
 
 def test_ls_lists_one_line_per_lesson_with_filters(lamar_cli, run_cli, store, ids, strict_json):
