@@ -12,7 +12,7 @@ HOOKS = {"hooks": {"UserPromptSubmit": [], "Stop": []}}
 
 def _claude(tmp_path: Path, source: dict[str, str], clone: Path) -> tuple[Path, Path]:
     """A ~/.claude where `claude plugin install lamar@lamar` ran: the cache copy it writes, and the marketplace."""
-    claude, cache = tmp_path / "claude", tmp_path / "claude" / "plugins" / "cache" / "lamar" / "lamar" / "0.2.2"
+    claude, cache = tmp_path / "claude", tmp_path / "claude" / "plugins" / "cache" / "lamar" / "lamar" / "0.2.3"
     (cache / "hooks").mkdir(parents=True)
     (cache / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": []}}))  # the old copy
     (claude / "plugins" / "installed_plugins.json").write_text(
