@@ -59,10 +59,28 @@ def test_a_form_waiting_for_a_locked_store_says_it_was_sent(browser, store: tupl
     # Yes, retire on a store another process holds locked: the page sat as it was, as if the click had been
     # missed, for as long as the write waited; a user clicked again, or left.
     import sqlite3
+    import threading
 
     url, path, exp_id = store
     browser.get(url)
     browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/retire")
+    held = threading.Event()
+
+    def hold() -> None:  # another process's writer, mid-transaction, for 4 s
+        other = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            held.set()
+            time.sleep(4)  # the write waits for the lock meanwhile
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+
+    # The lock is held before the click (a write that got in first would never wait, and say nothing), by
+    # another thread: the driver may wait for the page the click leads to, which waits for the lock.
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
     # What the page says while it waits, noted where the next page can read it: the driver waits for that page.
     browser.execute_script("""
         sessionStorage.removeItem('waiting');
@@ -71,13 +89,7 @@ def test_a_form_waiting_for_a_locked_store_says_it_was_sent(browser, store: tupl
           if (e) { sessionStorage.setItem('waiting', JSON.stringify([e.textContent, e.getAttribute('role')])); }
         }).observe(document.body, {childList: true, subtree: true, characterData: true});
         setTimeout(() => document.querySelector('main form button').click(), 0);""")
-    other = sqlite3.connect(str(path), isolation_level=None)  # another process's writer, mid-transaction
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        time.sleep(4)  # the write waits for the lock meanwhile
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
+    holder.join()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and "set retired" not in browser.find_element(By.TAG_NAME, "main").text:
         time.sleep(0.3)
