@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lamar.cli.pairs import one_value_each
-from lamar.cli.render import dump_json, interval, lesson_line, lift, plural, scope_text, shorten, size
+from lamar.cli.render import dump_json, filled, interval, lesson_line, lift, plural, scope_text, shorten, size
 from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
 from lamar.experience import Experience
@@ -110,9 +110,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def _no_proof_yet(holdout: float) -> str:
     """What a store with no verdict yet can expect, under the verdicts line: a young store reads as broken."""
-    import re
-    import textwrap
-
     from lamar.policy.config import SOONER, Policy, holdout_lever
 
     volume = '(docs/gym.md, "What a project can expect: volume")'
@@ -125,10 +122,7 @@ def _no_proof_yet(holdout: float) -> str:
                   "give up") if holdout < SOONER else ""
         said = (f"none proven yet, as expected in a young store: at holdout={holdout:g} {when}, and the selection "
                 f"already favours what helps{sooner} {volume}")
-    # A command in backticks stays on one line, so that it can be copied as printed.
-    whole = re.sub(r"`[^`]*`", lambda span: span.group(0).replace(" ", "\0"), said)
-    return textwrap.fill(whole, 113, initial_indent=" " * 11, subsequent_indent=" " * 11, break_long_words=False,
-                         break_on_hyphens=False).replace("\0", " ")
+    return filled(said, 113, " " * 11, " " * 11)
 
 
 def cmd_ls(args: argparse.Namespace) -> int:

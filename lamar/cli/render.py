@@ -171,6 +171,16 @@ def lesson_line(exp: Experience, width: int) -> str:
     return kept + shorten(rest, width - len(kept))
 
 
+def filled(text: str, width: int, first: str, rest: str) -> str:
+    """`text` wrapped to `width` after `first` (the first line's indent) and `rest` (the others'), with each
+    span in backticks, a command, kept whole on one line so that it can be copied as printed."""
+    import re
+
+    whole = re.sub(r"`[^`]*`", lambda span: span.group(0).replace(" ", "\0"), text)
+    return textwrap.fill(whole, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                         break_on_hyphens=False).replace("\0", " ")
+
+
 def when(timestamp: float | None) -> str:
     """A UTC time to the minute, e.g. '2025-03-01 14:05'."""
     if not timestamp:

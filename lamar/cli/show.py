@@ -12,6 +12,7 @@ from lamar.cli.render import (
     axis_labels,
     axis_range,
     dump_json,
+    filled,
     interval,
     interval_bar,
     lift,
@@ -105,7 +106,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     _print_lesson(exp, ev)
     if off:
-        print(textwrap.fill(off, 110, initial_indent="coin           ", subsequent_indent=" " * 15))
+        print(filled(off, 110, "coin           ", " " * 15))
     print("\nprovenance")
     for line in provenance_lines(exp.provenance):
         print(f"  {line}")

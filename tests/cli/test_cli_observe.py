@@ -338,6 +338,9 @@ def test_show_of_a_chosen_lesson_without_a_coin_says_its_verdict_is_out_of_reach
     assert "coin none where its scope is recalled: at holdout=0.04 its verdict is out of reach" in said, said
     assert "lamar recall --dry-run" in said and holdout_lever() in said, said
     assert '"The evidence coin, and where it is spent"' in said, said
+    shown = out.stdout.split("\n\nprovenance")[0].splitlines()
+    commands = [span for span in said.split("`")[1::2] if span.startswith("lamar ")]
+    assert commands and all(any(command in line for line in shown) for command in commands), shown  # each whole
     fresh = Lamar(str(store), seed=5)
     new = fresh.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="test")))
     fresh.close()
