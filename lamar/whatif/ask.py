@@ -255,7 +255,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         if isinstance(named_spec, (str, Without)):
             _check_held(named_spec if isinstance(named_spec, str) else named_spec.name, lam, log)
     selected = since is not None or bool(scope)
-    check_log(log, minimum, lam.store.location, read_log(lam.store) if selected else None,
+    check_log(log, minimum, lam.store.location, (lambda: read_log(lam.store)) if selected else None,
               holdout=lam.policy.holdout)
     slots = logged_k(log.slates, lam.k)
     beliefs: Beliefs | None = None  # read from the engine once, if a name needs it

@@ -4,7 +4,7 @@ probability, what was injected, and the outcome, read through any store's public
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lamar._errors import LamarError, advised
@@ -107,13 +107,13 @@ def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] 
                len(selected), randomized)
 
 
-def check_log(log: Log, minimum: int, location: str, whole: Log | None = None, *,
+def check_log(log: Log, minimum: int, location: str, unselected: Callable[[], Log] | None = None, *,
               holdout: float = Policy().holdout) -> None:
     """Refuse a log that cannot support any counterfactual, naming what is missing.
 
-    `whole` is the store's log unselected, where since or scope selected `log`: widening them is advice
-    only where the whole log holds what the selection lacks, and "in this selection" only where it left
-    episodes out (a store with no episode at all is said to have none, whatever was selected).
+    `unselected` reads the store's whole log, where since or scope selected `log`, only to word a refusal:
+    widening them is advice only where the whole log holds what the selection lacks, and "in this selection"
+    only where it left episodes out (a store with no episode at all is said to have none, whatever was selected).
     `holdout`: the rate the store's agents run at, named where no coin was logged.
 
     Raises:
@@ -121,6 +121,9 @@ def check_log(log: Log, minimum: int, location: str, whole: Log | None = None, *
             a coin (0 < p < 1).
     """
     reported = len(log.slate)
+    if reported >= minimum and log.randomized > 0:
+        return  # nothing to refuse: the whole log is not read
+    whole = unselected() if unselected is not None else None
     narrowed = whole is not None and whole.logged > log.logged
     if reported < minimum:
         # Reporting every logged episode would not reach the minimum: more episodes are logged first.

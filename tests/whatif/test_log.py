@@ -440,3 +440,32 @@ def test_a_selection_without_a_coin_names_this_stores_holdout_and_the_trade_of_a
     assert said.endswith("and ask again once episodes with a coin are logged, "
                          "or widen since/scope to episodes that had some"), said
     lam.close()
+
+
+def test_a_selection_that_is_answered_never_reads_the_whole_log(tmp_path: Path, monkeypatch) -> None:
+    # The whole log only words a refusal (whether widening since/scope would help): an answered selection
+    # would fold the store's log a second time for nothing.
+    import time
+
+    import lamar.whatif.ask
+
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=11, holdout=0.5)
+    for action in ("pin the seeds", "mock the clock"):
+        lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+    for i in range(60):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 2 else Signal.REVERTED)
+    reads: list[tuple[object, ...]] = []
+    read = lamar.whatif.ask.read_log
+
+    def counted(store, *selection):  # type: ignore[no-untyped-def]
+        reads.append(selection)
+        return read(store, *selection)
+
+    monkeypatch.setattr(lamar.whatif.ask, "read_log", counted)
+    report = lam.whatif("none", scope={"task": "flaky"})
+    assert report.alternatives and reads == [(None, {"task": "flaky"})], reads  # the selection alone
+    reads.clear()
+    with pytest.raises(LamarError, match="in this selection"):
+        lam.whatif("none", since=time.time() + 60)
+    assert () in reads, reads  # a refusal still reads the whole log to word its advice
+    lam.close()
