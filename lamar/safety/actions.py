@@ -1,5 +1,5 @@
-"""`action_reason`: says why a lesson's text tells the agent to send a credential off the machine or
-to run code fetched from the network, the two things a poisoned trace would most want a lesson to say."""
+"""`action_reason`: says why a lesson's text tells the agent to send a credential off the machine, or
+to run code fetched from the network or hidden in an encoding, what a poisoned trace would most want a lesson to say."""
 
 from __future__ import annotations
 
@@ -32,6 +32,18 @@ _RUNNER = (
     r"|(?:python[0-9.]*|perl|ruby|node|php|deno)(?:\s+-)?(?=\s*(?:$|[;&|)\n\"'`]|\s+(?!-)))"
     r"|iex\b|invoke-expression\b|powershell\b|pwsh\b)"
 )
+# A decoder whose output is a program: base64, base32, hex or uuencoded text written out to run.
+_DECODE = (
+    r"(?:base(?:64|32)\s+(?:-\S+\s+)*?(?:-[a-z]*d[a-z]*|--decode)\b|openssl\s+(?:enc\s+)?-?base64\b[^\n|;&]{0,100}?\s-d\b"
+    r"|xxd\s+(?:-\S+\s+)*?-[a-z]*r[a-z]*\b|uudecode\b)"
+)
+# A call that runs a string it decodes in place: Python's exec of b64decode or fromhex, JavaScript's eval of atob.
+_RUN_DECODED = (
+    r"\b(?:exec|eval|function)\s*\([^\n;]{0,120}?(?:b(?:64|32|85)decode|a85decode|decodebytes|decodestring"
+    r"|fromhex|unhexlify|atob|codecs\.decode|[\"']base64[\"']|[\"']hex[\"'])"
+)
+# PowerShell takes any prefix of -EncodedCommand (and -ec) before a base64 program.
+_ENCODED_COMMAND = "|".join(["ec"] + ["encodedcommand"[:n] for n in range(14, 0, -1)])
 # Options that name a key to authenticate with, not a payload: `ssh -i key host` sends nothing.
 _IDENTITY = re.compile(
     r"(?:(?<=\s)-i\s*[\"']?(?=\S{0,200}?(?:\.ssh/|id_(?:rsa|dsa|ecdsa|ed25519)|\.pem\b|key))"
@@ -40,35 +52,52 @@ _IDENTITY = re.compile(
 )
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("sends a credential off the machine", re.compile(
-        rf"\b{_SEND}\w{{0,4}}\b[^.\n]{{0,80}}?{_CRED}[^\n]{{0,80}}?\b(?:to|at|into|onto|on|via)\s+[\"'<`]?{_DEST}"
-        rf"|\b{_FETCH}\b[^\n|;]{{0,200}}?(?:(?:\s-[df]|--data(?:-binary|-raw|-urlencode)?|--form)[\s=]+"
-        rf"[\"']?[^\s\"']{{0,200}}@|(?:\s-t|--upload-file|--post-file|--body-file)[\s=]+[\"']?)"
-        rf"[^\s\"']{{0,200}}?{_FILE}"
-        rf"|{_CRED}[^\n]{{0,120}}\|\s*(?:{_FETCH}|nc|ncat|netcat|socat|mail|sendmail|telnet|openssl)\b"
-        rf"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n;|]{{0,120}}<\s*[\"']?\S{{0,200}}?{_FILE}"
-        rf"|\b(?:scp|rsync|sftp|rclone)\b[^\n;|&]{{0,200}}?{_FILE}[^\n;|&]{{0,200}}?\s[\"']?{_DEST}"
-        rf"|{_CRED}[^\n]{{0,120}}>\s*/dev/(?:tcp|udp)/"
-        r"|\b(?:env|printenv|set)\s*\|\s*(?:curl|wget|nc|ncat|netcat|mail)\b"
-    )),
-    ("runs code fetched from the network", re.compile(
-        rf"\b{_FETCH}\b[^\n|;&]{{0,300}}\|\s*{_RUNNER}"
-        # Any interpreter given fetched text as its program (`python -c "$(curl ...)"`, backticks, `<<<`).
-        rf"|\b(?:(?:ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|deno)\s+(?:-\S+\s+)*(?:<<<\s*)?"
-        rf"[\"']?(?:\$\(|`)\s*{_FETCH}\b"
-        rf"|\b(?:source|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*{_FETCH}\b"
-        rf"|(?:^|[\s;&(])\.\s+<\(\s*{_FETCH}\b"
-        rf"|\beval\s+[\"']?(?:\$\(|`)\s*{_FETCH}\b"
-        r"|\b(?:iex|invoke-expression)\b[^\n]{0,40}(?:downloadstring|iwr|irm|invoke-webrequest|invoke-restmethod)"
-        r"|\b(?:run|execute|source|eval)\w{0,4}\b (?:the |this |a )?(?:\w+ )?(?:script|installer|code|payload)"
-        r" (?:at|from) https?://"
-    )),
+    (
+        "sends a credential off the machine",
+        re.compile(
+            rf"\b{_SEND}\w{{0,4}}\b[^.\n]{{0,80}}?{_CRED}[^\n]{{0,80}}?\b(?:to|at|into|onto|on|via)\s+[\"'<`]?{_DEST}"
+            rf"|\b{_FETCH}\b[^\n|;]{{0,200}}?(?:(?:\s-[df]|--data(?:-binary|-raw|-urlencode)?|--form)[\s=]+"
+            rf"[\"']?[^\s\"']{{0,200}}@|(?:\s-t|--upload-file|--post-file|--body-file)[\s=]+[\"']?)"
+            rf"[^\s\"']{{0,200}}?{_FILE}"
+            rf"|{_CRED}[^\n]{{0,120}}\|\s*(?:{_FETCH}|nc|ncat|netcat|socat|mail|sendmail|telnet|openssl)\b"
+            rf"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n;|]{{0,120}}<\s*[\"']?\S{{0,200}}?{_FILE}"
+            rf"|\b(?:scp|rsync|sftp|rclone)\b[^\n;|&]{{0,200}}?{_FILE}[^\n;|&]{{0,200}}?\s[\"']?{_DEST}"
+            rf"|{_CRED}[^\n]{{0,120}}>\s*/dev/(?:tcp|udp)/"
+            r"|\b(?:env|printenv|set)\s*\|\s*(?:curl|wget|nc|ncat|netcat|mail)\b"
+        ),
+    ),
+    (
+        "runs code fetched from the network",
+        re.compile(
+            rf"\b{_FETCH}\b[^\n|;&]{{0,300}}\|\s*{_RUNNER}"
+            # Any interpreter given fetched text as its program (`python -c "$(curl ...)"`, backticks, `<<<`).
+            rf"|\b(?:(?:ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|deno)\s+(?:-\S+\s+)*(?:<<<\s*)?"
+            rf"[\"']?(?:\$\(|`)\s*{_FETCH}\b"
+            rf"|\b(?:source|(?:ba|z|k)?sh|python[0-9.]*|perl|ruby|node)\s+<\(\s*{_FETCH}\b"
+            rf"|(?:^|[\s;&(])\.\s+<\(\s*{_FETCH}\b"
+            rf"|\beval\s+[\"']?(?:\$\(|`)\s*{_FETCH}\b"
+            r"|\b(?:iex|invoke-expression)\b[^\n]{0,40}(?:downloadstring|iwr|irm|invoke-webrequest|invoke-restmethod)"
+            r"|\b(?:run|execute|source|eval)\w{0,4}\b (?:the |this |a )?(?:\w+ )?(?:script|installer|code|payload)"
+            r" (?:at|from) https?://"
+        ),
+    ),
+    # A reviewer cannot read what such a lesson runs, which is what a poisoned trace would want of it.
+    (
+        "runs code hidden in an encoding",
+        re.compile(
+            rf"{_DECODE}[^\n;&]{{0,200}}?\|\s*{_RUNNER}"
+            rf"|(?:\beval|\b(?:(?:ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|deno)\s+(?:-\S+\s+)*(?:<<<)?)"
+            rf"\s*[\"']?(?:\$\(|`)[^\n`)]{{0,200}}?{_DECODE}"
+            rf"|{_RUN_DECODED}"
+            rf"|\b(?:powershell|pwsh)(?:\.exe)?\b[^\n;|&]{{0,200}}?\s-(?:{_ENCODED_COMMAND})\s+[a-z0-9+/]{{12,}}"
+        ),
+    ),
 )
 
 
 def action_reason(text: str) -> str | None:
-    """Why `text` tells the agent to send a credential off the machine or to run code fetched from
-    the network, or None when it does neither.
+    """Why `text` tells the agent to send a credential off the machine, to run code fetched from
+    the network or to run code hidden in base64 or hex (`echo ... | base64 -d | sh`), or None when it does none.
 
     A lesson is injected into every later prompt in its scope, so one mined from a poisoned trace
     would repeat such an instruction forever. Using a key (`ssh -i ~/.ssh/deploy host`), a token
