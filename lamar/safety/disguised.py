@@ -59,7 +59,9 @@ def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
     cuts = [(m.start("gap"), m.end("gap")) for m in _CUT.finditer(text)]
     # A backslash ending a line inside a word is a join that shell, Makefiles, C and Python strings
     # make themselves: the pieces need not look random to be one key.
-    continued = [(m.start(), m.end()) for m in _CONTINUED.finditer(text)] if "\\\n" in text or "\\\r" in text else []
+    continued = (
+        [(m.start(), m.end()) for m in _CONTINUED.finditer(text)] if "\\\n" in text or "\\\r" in text else []
+    )
     # A key broken over a line has random pieces; prose broken over a line has words.
     found = _rejoined_spans(text, cuts, find, _random_pieces) if cuts else []
     return found + (_rejoined_spans(text, continued, find, lambda pieces: True) if continued else [])
@@ -81,8 +83,9 @@ def _random_pieces(pieces: list[str]) -> bool:
     return all(any(c.isdigit() for c in piece) for piece in pieces[1:])
 
 
-def _rejoined_spans(text: str, cuts: list[tuple[int, int]], find: Finder,
-                    plausible: Callable[[list[str]], bool]) -> list[tuple[int, int, str]]:
+def _rejoined_spans(
+    text: str, cuts: list[tuple[int, int]], find: Finder, plausible: Callable[[list[str]], bool]
+) -> list[tuple[int, int, str]]:
     """What `find` finds across the cuts once they are taken out of `text`, mapped back to `text`."""
     joined, segments, gaps = _joined(text, cuts)
     marks = [offset for offset, _ in segments]
@@ -93,7 +96,7 @@ def _rejoined_spans(text: str, cuts: list[tuple[int, int]], find: Finder,
 
     spans = []
     for start, end, kind in find(joined):
-        inside = gaps[bisect.bisect_right(gaps, start):bisect.bisect_left(gaps, end)]
+        inside = gaps[bisect.bisect_right(gaps, start) : bisect.bisect_left(gaps, end)]
         if not inside:
             continue  # found without joining: the plain rules saw it already
         if plausible([joined[a:b] for a, b in zip([start, *inside], [*inside, end], strict=True)]):
@@ -105,7 +108,9 @@ def _rejoined_spans(text: str, cuts: list[tuple[int, int]], find: Finder,
 _KEY_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/=-")
 _TOKEN_LONG = 400  # farthest from a cut that a provider token cut there is read
 # The quote comes first so that the engine scans for it, not for what precedes it.
-_CONCAT = re.compile(r"""["'](?<=[A-Za-z0-9_.~+/=-]{3}["'])(?:\s*+\+\s*+|\s++)["'](?=[A-Za-z0-9_.~+/=-]{3})""")
+_CONCAT = re.compile(
+    r"""["'](?<=[A-Za-z0-9_.~+/=-]{3}["'])(?:\s*+\+\s*+|\s++)["'](?=[A-Za-z0-9_.~+/=-]{3})"""
+)
 
 
 def concatenated_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
@@ -206,6 +211,27 @@ def disguised_spans(text: str, find: Finder, scrub: Scrubber) -> list[tuple[int,
     return _merged(_split_spans(text, find) + _reversed_spans(text, find) + _encoded_spans(text, scrub, find))
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def may_be_disguised(text: str) -> bool:
+    """False only where `disguised_spans`, `concatenated_spans` and the splits `split_behind` rejoins find
+    nothing in `text` whatever the rules: none of the patterns each of them starts from is in it."""
+    # Each pattern is searched only where the characters it needs are there: a cut needs a gap and a
+    # digit after it, an escape a backslash, "%" or "&#".
+    if "\\\n" in text or "\\\r" in text or (_has_gap(text) and _DIGIT.search(text) and _CUT.search(text)):
+        return True
+    if ("\\" in text or "%" in text or "&#" in text) and _ESCAPED.search(text):
+        return True
+    if ("'" in text or '"' in text) and _CONCAT.search(text):
+        return True
+    return _BASE64.search(text) is not None or _HEX.search(text) is not None
+
+
+def _has_gap(text: str) -> bool:
+    return " " in text or "\t" in text or "\n" in text
+
+
 def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """`found` in order, overlapping spans made one (named by the first)."""
     found.sort()
@@ -227,4 +253,4 @@ def redact_spans(text: str, spans: Sequence[tuple[int, int, str]], placeholder: 
     return "".join(pieces) + text[last:]
 
 
-__all__ = ["concatenated_spans", "disguised_spans", "redact_spans"]
+__all__ = ["concatenated_spans", "disguised_spans", "may_be_disguised", "redact_spans"]
