@@ -135,7 +135,8 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
     return (form + f"<p>{counted}. Dot: lift measured against randomized holdouts; "
             "line: its anytime-valid interval, drawn no wider than a lift can be, [-2, +2] (dashed where it "
             "runs past the axis). Helps when the whole line is right of zero, harms when left.</p>"
-            f"{legend()}{paging}{forest_plot(rows)}<h2>Injections over time</h2>{chart}"
+            f'{legend()}{paging}<div class="forest wide">{forest_plot(rows)}</div>'
+            f'<div class="forest narrow">{forest_plot(rows, narrow=True)}</div><h2>Injections over time</h2>{chart}'
             f"<h2>Lessons</h2>{''.join(table)}{paging}")
 
 

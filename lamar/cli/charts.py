@@ -60,10 +60,12 @@ def _legend(x: float, y: float, entries: Sequence[tuple[str, str]]) -> str:
     return "".join(parts)
 
 
-def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
+def forest_plot(rows: Sequence[tuple[Experience, Evidence]], *, narrow: bool = False) -> str:
     """One row per lesson, labelled by its text: the interval as a line, the lift as a dot, the
     colour its standing (`lamar.cli.standing`). The lesson's id is on the row (`data-id`) and in
     its tooltip. No interval is drawn past what a lift can be, and none that spans all of it.
+    `narrow` draws it for a phone (340 wide): each label on a line of its own above its interval,
+    groups of class "row" rather than "lesson", so a page that holds both plots counts each lesson once.
 
     Colours (here and in every chart of this module) are set as attributes on shapes only; text is
     drawn in the page's text colour and each colour is named by a swatch beside its label, so a
@@ -71,36 +73,46 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
     """
     lo, hi = axis_range([v for _, ev in rows if not no_evidence(ev.lower, ev.upper)
                          for v in (ev.lower, ev.upper, ev.lift)])
-    top = 34
-    height = top + _ROW * len(rows) + 36
+    # Shrunk to a phone's width, the wide plot's 11 px labels read at 4 px: the narrow one is drawn at
+    # about the width it is shown, its labels on lines of their own, as long as the wide one's.
+    names, plot, row, chars, legend_x = (10, 320, 34, 52, 4) if narrow else (_NAMES, _PLOT, _ROW, _LABEL_CHARS, _NAMES)
+    shown = STANDINGS if not narrow else tuple(STANDINGS)[:3]
+    top = 52 if narrow else 34
+    height = top + row * len(rows) + 36
 
     def x(value: float) -> float:
         clipped = min(max(value, lo), hi)
-        return _NAMES + (clipped - lo) / (hi - lo) * _PLOT
+        return names + (clipped - lo) / (hi - lo) * plot
 
-    parts = [_svg_open(_NAMES + _PLOT + 20, height, "forest plot of lesson lifts"),
-             _legend(_NAMES, 14, [(colour(name), name) for name in STANDINGS])]
+    parts = [_svg_open(names + plot + 20, height, "forest plot of lesson lifts"),
+             _legend(legend_x, 14, [(colour(name), name) for name in shown])]
+    end, below = legend_x + sum(24 + 7 * len(name) for name in shown), 14
+    if narrow:  # the rest of the swatches on a second line
+        rest = [name for name in STANDINGS if name not in shown]
+        parts.append(_legend(legend_x, 32, [(colour(name), name) for name in rest]))
+        end, below = legend_x + sum(24 + 7 * len(name) for name in rest), 32
     if any(exp.status.value == "retired" for exp, _ in rows):  # after the swatches, as `_legend` spaces them
-        end = _NAMES + sum(24 + 7 * len(name) for name in STANDINGS)
-        parts.append(f'{_hollow(end + 5, 10, "#57606a", "swatch hollow")}<text x="{end + 14}" y="14">retired</text>')
+        parts.append(f'{_hollow(end + 5, below - 4, "#57606a", "swatch hollow")}'
+                     f'<text x="{end + 14}" y="{below}">retired</text>')
     tick = lo
     while tick <= hi + 1e-9:
         parts.append(f'<line{_rule(tick)} x1="{x(tick):.1f}" y1="{top - 10}" x2="{x(tick):.1f}" y2="{height - 30}"/>')
         parts.append(f'<text x="{x(tick):.1f}" y="{height - 16}" text-anchor="middle">{tick:+.1f}</text>')
         tick += 0.5
-    parts.append(f'<text x="{_NAMES + _PLOT / 2:.1f}" y="{height - 2}" text-anchor="middle">'
+    parts.append(f'<text x="{names + plot / 2:.1f}" y="{height - 2}" text-anchor="middle">'
                  "lift on reward (0 = no effect)</text>")
     for i, (exp, ev) in enumerate(rows):
-        y = top + 6 + i * _ROW
+        y = top + (row - 8 if narrow else 6) + i * row
         name = standing(ev)
         retired = exp.status.value == "retired"
         # An SVG text holds no <bdi>: the id and each field are isolated by marks (`lamar.cli.isolate`).
         measured = (f"lift {lift(ev.lift, ev.lower, ev.upper)} {shown_interval(ev.lower, ev.upper)}"
                     if not no_evidence(ev.lower, ev.upper) else "no evidence yet")  # no lift beside it, as the row
         tip = f"{marked(exp.id)} ({status_label(exp, ev)}): {measured}: {lesson_marked(exp)}"
-        parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
+        kind = "row" if narrow else "lesson"
+        parts.append(f'<g class="{kind} {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
                      f'><title>{escape(tip)}</title>')
-        parts.append(f'<text x="4" y="{y + 4}">{escape(label_marked(exp, _LABEL_CHARS))}</text>')
+        parts.append(f'<text x="4" y="{y - 12 if narrow else y + 4}">{escape(label_marked(exp, chars))}</text>')
         lower, upper = ev.lower, ev.upper
         if no_evidence(lower, upper):
             parts.append(f'<text x="{x(0.0) + 6:.1f}" y="{y + 4}">no evidence yet</text>')

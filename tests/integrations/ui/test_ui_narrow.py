@@ -75,7 +75,8 @@ def test_no_page_scrolls_sideways(narrow, server: str, page: str) -> None:
     narrow.get(base + page)  # type: ignore[attr-defined]
     width, scrolled, charts = narrow.execute_script(  # type: ignore[attr-defined]
         "return [document.documentElement.clientWidth, document.documentElement.scrollWidth,"
-        " [...document.querySelectorAll('main svg')].map(s => s.getBoundingClientRect().right)]")
+        " [...document.querySelectorAll('main svg')].filter(s => s.getClientRects().length)"  # the plot drawn for it
+        " .map(s => s.getBoundingClientRect().right)]")
     assert scrolled <= width, (page, scrolled, width)
     assert all(0 < right <= width for right in charts), (page, charts, width)  # shrunk, not cut off
 
@@ -95,3 +96,41 @@ def test_a_phone_lays_the_page_out_at_its_own_width(server: str) -> None:
             assert laid_out == 390 and scrolled <= 390, (page, laid_out, scrolled)
     finally:
         phone.quit()
+
+
+@pytest.fixture(scope="module")
+def phone(server: str) -> Iterator[object]:
+    from tests.integrations.ui.test_ui_browser import phone_browser
+
+    driver = phone_browser()
+    try:
+        driver.get(server)
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_a_phone_reads_the_forest_plots_labels(phone, server: str) -> None:
+    # The 820 px plot shrunk to a phone's 334 px drew its 11 px labels at 4.5 px: nothing could be read.
+    phone.get(server.split("/?")[0] + "/")  # type: ignore[attr-defined]
+    sizes = phone.execute_script(  # type: ignore[attr-defined]
+        "return [...document.querySelectorAll('main svg[aria-label^=\"forest plot\"]')]"
+        ".filter(s => s.getClientRects().length)"
+        ".map(s => 11 * s.getBoundingClientRect().width / s.viewBox.baseVal.width)")
+    assert len(sizes) == 1 and sizes[0] >= 10, sizes
+    labels = phone.execute_script(  # type: ignore[attr-defined]
+        "return [...document.querySelectorAll('main svg[aria-label^=\"forest plot\"]')]"
+        ".filter(s => s.getClientRects().length)"
+        ".flatMap(s => [...s.querySelectorAll('g > text:first-of-type')].map(t => t.textContent))")
+    assert any("clear the cache" in label for label in labels), labels  # the start of what to do is shown
+
+
+def test_a_phone_shows_the_filters_placeholders_whole(phone, server: str) -> None:
+    phone.get(server.split("/?")[0] + "/")  # type: ignore[attr-defined]
+    cut = phone.execute_script(  # type: ignore[attr-defined]
+        "const c = document.createElement('canvas').getContext('2d');"
+        "return [...document.querySelectorAll('main form input[placeholder]')].filter(i => {"
+        " const s = getComputedStyle(i); c.font = s.font;"
+        " const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);"
+        " return c.measureText(i.placeholder).width > room; }).map(i => i.placeholder)")
+    assert cut == [], cut

@@ -52,7 +52,7 @@ def test_the_rules_of_one_heading_read_apart_in_the_forest_plot(served, browser)
         widest = browser.execute_script(
             "return Math.max(...[...document.querySelectorAll('g.lesson > text:first-of-type')]"
             ".map(t => t.getBBox().x + t.getBBox().width))")
-        plot = browser.execute_script("return Math.min(...[...document.querySelectorAll('svg line')]"
+        plot = browser.execute_script("return Math.min(...[...document.querySelectorAll('.forest.wide svg line')]"
                                       ".map(l => l.x1.baseVal.value))")
     assert widest < plot, (widest, plot)  # every label ends before the plot's first rule
     shown = [labels[ids[action]] for action in ACTIONS]
