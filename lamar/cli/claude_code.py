@@ -382,34 +382,6 @@ def no_traces_yet(path: str) -> str | None:
             "they are installed and which store they write to")
 
 
-def unmined_traces(location: str, out: str | None = None) -> str | None:
-    """What a sleep without --traces (and `lamar stats` after it) leaves of the turns Claude Code's hooks traced for
-    the store `location`, with the command that mines them into the report `out` (else report.json); None when they
-    traced none. A sleep without a model only consolidates: a user of the hooks would not learn that they wait."""
-    import stat
-
-    from lamar.cli.render import plural
-
-    if location == ":memory:":
-        return None
-    pooled = location.startswith(("postgresql://", "postgres://"))  # as lamar_claude_code.state.sidecar names it
-    path = os.path.join(os.path.expanduser("~/.lamar"), TRACES) if pooled else f"{location}.{TRACES}"
-    try:  # non-blocking: a FIFO planted at the path must not hang the sleep
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        turns = sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 20), b""))
-    if not turns:
-        return None
-    store = "" if pooled else f" --store {shlex.quote(location)}"
-    return (f"  not mined: {plural(turns, 'turn')} that Claude Code's hooks traced in {path} (mining takes a "
-            f"model): {program_name()} sleep{store} --traces {shlex.quote(path)} --model PROVIDER:MODEL "
-            f"--out {shlex.quote(out or 'report.json')}")
-
-
 def cmd_trust(args: argparse.Namespace) -> int:
     _integration()
     from pathlib import Path

@@ -67,7 +67,7 @@ unreadable; ...): check the model, then run sleep again'
     rejected = _count(last.get("rejected"))  # left out by sleep: a person said no to them
     proposals += f" ({rejected} rejected left out)" if rejected else ""
     head = f"{when(created)} UTC ({_ago((now or time.time()) - created)}): {proposals}"
-    if not traces and not mining.get("error"):
+    if mined_nothing(last):
         return [f"{head}, no traces mined{report}"]
     calls = plural(_count(mining.get("model_calls")), "model call")
     lines = [f"{head}{report}"]
@@ -86,6 +86,17 @@ unreadable; ...): check the model, then run sleep again'
         counts += [plural(lessons, "unreadable lesson")] if lessons else []
         mined += f"; LOST {' and '.join(counts) or 'part of the output'}: {printed_reason(lost)}"  # it says what to do
     return [*lines, mined]
+
+
+def mined_nothing(last: Mapping[str, Any] | None) -> bool:
+    """Whether the last sleep (None: none recorded) mined no trace and no mining of its failed.
+
+    >>> mined_nothing(None), mined_nothing({"mining": {}}), mined_nothing({"mining": {"traces": 3}})
+    (True, True, False)
+    """
+    found = (last or {}).get("mining")
+    mining: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    return not _count(mining.get("traces")) and not mining.get("error")
 
 
 def _count(value: Any) -> int:

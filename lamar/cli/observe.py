@@ -96,15 +96,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
           f"({data['unreported_share']:.1%})")
     print(f"holdout    {data['holdout_rate']:.1%} of wanted lessons withheld; estimated cost "
           f"{cost['per_report']:.4f} reward per reported episode ({cost['total']:.2f} in all)")
-    from lamar.cli.last_sleep import sleep_lines
+    from lamar.cli.last_sleep import mined_nothing, sleep_lines
 
-    lines = sleep_lines(data["last_sleep"])
-    if len(lines) == 1:  # the last sleep mined nothing: the turns Claude Code's hooks traced may wait for a model
-        from lamar.cli.claude_code import unmined_traces
-
-        lines += [unmined.strip()] if (unmined := unmined_traces(data["store"])) else []
-    for name, line in zip(("sleep", "mining"), lines):
+    for name, line in zip(("sleep", "mining"), sleep_lines(data["last_sleep"])):
         print(f"{name:<10} {line}")
+    if mined_nothing(data["last_sleep"]):  # the turns Claude Code's hooks traced may wait for a model
+        from lamar.cli.unmined import unmined_traces
+
+        if unmined := unmined_traces(data["store"]):  # the command on a line of its own, whole, to copy
+            print(filled(f"{unmined[0]}:", 113, f"{'mining':<10} ", " " * 11) + f"\n{' ' * 11}{unmined[1]}")
     return 0
 
 

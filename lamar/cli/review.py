@@ -119,10 +119,10 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print(f"  mined {plural(mined['traces'], 'trace')} in {plural(mined.get('model_calls', 0), 'model call')}: "
               f"{plural(mined.get('candidates', 0), 'candidate lesson')}")
     elif not args.traces:
-        from lamar.cli.claude_code import unmined_traces
+        from lamar.cli.unmined import unmined_traces
 
         if unmined := unmined_traces(location, args.out):
-            print(unmined)
+            print(f"  {unmined[0]}: {unmined[1]}")
     for proposal in listed:
         print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")
         if warned := warning_line(proposal):

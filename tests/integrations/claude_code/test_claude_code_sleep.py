@@ -43,7 +43,9 @@ def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env
     assert command == (f"lamar sleep --store {store} --traces {traces} --model PROVIDER:MODEL --out report.json")
     # `lamar stats` said only "no traces mined" of the last sleep: it names the same turns, with the same command.
     stats = _lamar(repo, env, "stats")
-    assert stats.returncode == 0 and f"\nmining     {line.strip()}\n" in stats.stdout, stats.stdout
+    assert stats.returncode == 0 and f"\n{' ' * 11}{command}\n" in stats.stdout, stats.stdout  # whole, to copy
+    said = stats.stdout.split("\nmining ", 1)[1].split(command, 1)[0]
+    assert " ".join(said.split()) == " ".join(line.split(": lamar sleep ", 1)[0].split()) + ":"
     assert "not mined" not in _lamar(repo, env, "stats", "--json").stdout  # a script's output holds the figures alone
     # The command it gives runs as printed, up to the model, which has no key here.
     run = _lamar(repo, {**env, "ANTHROPIC_API_KEY": ""}, *command.split()[1:-4], "--model", "anthropic:x")
