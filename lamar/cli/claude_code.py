@@ -10,7 +10,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.claude_code_advice import carry, holds_lessons, no_lessons, older, plugin_still_on, reinstall
+from lamar.cli.claude_code_advice import (
+    carry,
+    holds_lessons,
+    no_lessons,
+    older,
+    plugin_still_on,
+    reinstall,
+    tune_store,
+)
 from lamar.program import program_name
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
@@ -169,17 +177,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     if not holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
         print(no_lessons(location, explicit, str(args.dir or os.getcwd())))
-    if args.holdout is not None:
-        # The store's state saved under the hooks' tuning: every `lamar` command reads it so (`agents_tuning`)
-        # from now, not only once the hooks have written enough to save it themselves.
-        from lamar.cli.session import open_raw
-        from lamar.state.copied import save_folded
-
-        store = open_raw(location, create=False)
-        try:
-            save_folded(store, {"holdout": args.holdout})
-        finally:
-            store.close()
+    tune_store(location, args.holdout)
     problem = settings.runs_without_path(settings.hook_command(explicit, args.holdout))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",

@@ -139,3 +139,35 @@ def task_line(record: Any) -> str:
         return ""
     by = "a [[rules.task]] rule of your config" if record["task_rule"] == "config" else "the built-in rules"
     return f"task: {record['context'].get('task', '?')}, by {by}"
+
+
+def tune_store(location: str, holdout: float | None) -> None:
+    """Save the store's state under the tuning of the hooks just installed (`holdout`, None: the default), so
+    that every `lamar` command reads it so (`agents_tuning`) from now, not only once the hooks have saved theirs.
+    Back at the default, said once: a store left at an earlier `--holdout` would show a tuning no hook runs."""
+    from lamar._errors import LamarError
+    from lamar.cli.session import open_raw
+    from lamar.policy.config import Policy
+    from lamar.state.copied import agents_tuning, save_folded
+
+    if holdout is not None:
+        store = open_raw(location, create=False)
+        try:
+            save_folded(store, {"holdout": holdout})
+        finally:
+            store.close()
+        return
+    default = Policy().holdout
+    try:
+        store = open_raw(location, create=False)
+        try:
+            was = agents_tuning(store).get("holdout", default)
+            if was != default:
+                save_folded(store, {})
+        finally:
+            store.close()
+    except (LamarError, OSError):  # install's outcome never depends on reading the store (the hooks log it)
+        return
+    if was != default:
+        print(f"holdout: back at the default {default:g} (was {was:g}): the hooks run at it, and every "
+              f"{program_name()} command reads the store at it")

@@ -51,6 +51,20 @@ def test_the_installed_holdout_shows_in_stats_from_the_install_on(repo: Path, en
     assert "--holdout 0.15" in shown.stdout, shown.stdout
 
 
+def test_install_without_holdout_puts_every_reader_back_at_the_default(repo: Path, env: dict[str, str],
+                                                                      store: Path) -> None:
+    assert cli(env, repo, "claude-code", "install", "--store", str(store), "--holdout", "0.15").returncode == 0
+    again = cli(env, repo, "claude-code", "install", "--store", str(store))
+    assert again.returncode == 0, again.stderr
+    assert "--holdout" not in installed_command(repo)
+    # The hooks now run at the default; a store still read at 0.15 would tell the user a tuning no hook uses.
+    assert "holdout: back at the default 0.04 (was 0.15)" in again.stdout, again.stdout
+    shown = cli(env, repo, "stats", "--store", str(store))
+    assert "at holdout=0.04" in shown.stdout, shown.stdout
+    quiet = cli(env, repo, "claude-code", "install", "--store", str(store))
+    assert "holdout:" not in quiet.stdout, quiet.stdout  # said once, when it changes
+
+
 def test_the_command_lines_holdout_reaches_the_hooks_engine(repo: Path, env: dict[str, str], store: Path,
                                                             tmp_path: Path) -> None:
     assert cli(env, repo, "claude-code", "install", "--store", str(store), "--holdout", "0.15").returncode == 0
