@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lamar import arguments
-from lamar._errors import EventConflict, InvalidArgument, InvalidExperience
+from lamar._errors import EventConflict, InvalidArgument, InvalidExperience, advised
 from lamar.experience import Experience, Scope, Status
 from lamar.store.base import Event
 
@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 NEW_TREATMENT = ("action", "scope")
 """The fields whose change makes a lesson a different treatment: an edit of one cannot keep the evidence."""
+
+
+def revive_first(exp_id: str, how: str | None = None) -> str:
+    """The advice that ends the refusal to edit retired lesson `exp_id`: revive it by `how`, Python's call by
+    default; a front finds the advice by this value and names its own way (a command, a tool, a button)."""
+    return f"revive it first with {how or f'lam.revive({exp_id!r})'} to edit it, or add a new lesson"
 
 
 class EvidenceRule(str, enum.Enum):
@@ -69,8 +75,7 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
         raise InvalidExperience(f"lesson {exp.id} was erased: its text is gone and it cannot be revived or "
                                 "edited; add a new lesson")
     if exp.status is Status.RETIRED:
-        raise InvalidExperience(f"lesson {exp.id} is retired: revive it first (revive) to edit it, "
-                                "or add a new lesson")
+        raise advised(InvalidExperience, f"lesson {exp.id} is retired: ", revive_first(exp.id))
     new, changed = next_version(exp, fields)
     if not changed:
         raise InvalidArgument(f"lesson {exp.id} already reads so (in prompt form): nothing to edit")
@@ -132,4 +137,4 @@ def status_event(exp: Experience, status: Status, reason: Any) -> Event | None:
     return Event("status", {"id": exp.id, "status": status.value, "reason": reason})
 
 
-__all__ = ["EvidenceRule", "edit_event", "edit_key", "status_event", "write_edit"]
+__all__ = ["EvidenceRule", "edit_event", "edit_key", "revive_first", "status_event", "write_edit"]

@@ -163,8 +163,11 @@ def test_an_unknown_or_retired_lesson_is_refused_with_nothing_written(tmp_path: 
         lam.edit("exp_nope", action="rerun it")
     lam.retire(exp)
     log = _log(lam)
-    with pytest.raises(InvalidExperience, match="is retired: revive it first"):
+    with pytest.raises(InvalidExperience, match="is retired: revive it first") as caught:
         lam.edit(exp, action="rerun it")
+    # "(revive)" named no call; the way to revive it in Python, with its id, as the fronts each name their own
+    assert f"revive it first with lam.revive('{exp}') to edit it" in str(caught.value), caught.value
+    assert str(caught.value).endswith(caught.value.advice) and caught.value.advice.startswith("revive it first")
     assert _log(lam) == log
     lam.close()
 

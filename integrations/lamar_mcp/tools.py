@@ -11,7 +11,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import Experience, InvalidExperience, Lamar, Scope, Status
-from lamar.edit import NEW_TREATMENT, next_version
+from lamar.edit import NEW_TREATMENT, next_version, revive_first
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.signals import did_you_mean
@@ -55,6 +55,12 @@ from lamar_mcp.results import (
 from lamar_mcp.rules_folder import rules_folder
 
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
+
+
+def _retired(exp_id: str) -> str:
+    """The refusal to edit a retired lesson: a person revives it, as no tool here does."""
+    return (f"lesson {neutralize(exp_id)} is retired, and no tool here revives a lesson: tell the user, who can "
+            f"revive it with `lamar revive {neutralize(exp_id)}` if it should be shown again; nothing was stored")
 
 
 class LamarTools:
@@ -283,9 +289,7 @@ class LamarTools:
         lesson = self._guard(lambda: lesson_named(self.lamar, lesson))  # the start of one id, as `lamar edit` takes
         exp = self._guard(lambda: self.lamar.get(lesson))
         if exp.status is Status.RETIRED and not exp.provenance.get("erased"):  # the engine's advice names revive
-            raise ToolError(f"lesson {neutralize(exp.id)} is retired, and no tool here revives a lesson: tell the "
-                            f"user, who can revive it with `lamar revive {neutralize(exp.id)}` if it should be shown "
-                            "again; nothing was stored")
+            raise ToolError(_retired(exp.id))
         texts = {name: given.get(name, getattr(exp, name)) for name in ("precondition", "action", "rationale")}
         unsafe = lesson_refusal(texts["precondition"], texts["action"], texts["rationale"],
                                 exp.scope if where is None else where)
@@ -301,8 +305,13 @@ class LamarTools:
                                 f"changes the {' and the '.join(moved)}, so it is a different treatment and its "
                                 "evidence restarts: call edit again without keep_evidence; nothing was stored")
         via = "edited by an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
-        edited = self._guard(lambda: self.lamar.edit(lesson, **given, scope=where,
-                                                evidence="keep" if keep_evidence else "restart", reason=via))
+        try:
+            edited = self._guard(lambda: self.lamar.edit(lesson, **given, scope=where,
+                                                    evidence="keep" if keep_evidence else "restart", reason=via))
+        except ToolError as exc:  # retired since the read above: the engine's advice names a Python call
+            if getattr(exc.__cause__, "advice", None) == revive_first(exp.id):
+                raise ToolError(_retired(exp.id)) from exc
+            raise
         found: Lesson = self._guard(lambda: lesson_of(edited, self.lamar.evidence(lesson)))
         return found
 

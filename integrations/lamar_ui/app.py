@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
 from lamar.cli.charts import injection_bars
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
+from lamar.edit import revive_first
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.safety.boundary import TEXT_FIELDS, normalized, prompt_form
@@ -226,8 +227,12 @@ class UI:
                 await run_in_threadpool(lambda: self.writer.erase(exp_id, contexts=contexts, reason=reason))
             else:
                 await run_in_threadpool(lambda: getattr(self.writer, lever)(exp_id, reason))  # opened off the loop
-        except LamarError as exc:  # refused (erased already, say): the lesson is there, so not a 404
-            body = f'{form_pages.refusal(str(exc))}<p><a href="{back}">Back to the lesson</a></p>'
+        except LamarError as exc:  # refused (erased already, a lock held too long): the lesson is there, not a 404
+            with contextlib.suppress(LamarError):
+                exp = await run_in_threadpool(self.lam.get, exp_id)  # as it is now: does it still take the lever?
+            extra = _CONTEXTS_BOX.replace('value="yes"', 'value="yes" checked' if contexts else 'value="yes"') \
+                if lever == "erase" else ""
+            body = form_pages.lever_refused(exp, lever, str(exc), self.token, reason, extra)
             page = self._page(f"{lever.capitalize()} a lesson", body, "/", answer=True)
             page.status_code = 409
             return page
@@ -278,7 +283,11 @@ class UI:
                 rationale=values["rationale"], scope=scope, evidence="keep" if keep else "restart",
                 reason="edited in lamar ui"))
         except (LamarError, ValueError) as exc:
-            body = form_pages.edit_page(exp, self.token, values, str(exc))
+            if isinstance(exc, LamarError) and exc.advice == revive_first(exp_id):  # retired since the read above
+                retired = dataclasses.replace(exp, status=Status.RETIRED)  # its advice names Python's call: ours here
+                body = form_pages.retired_page(retired, {k: values[k] for k in TEXT_FIELDS})
+            else:
+                body = form_pages.edit_page(exp, self.token, values, str(exc))
             return self._page("Edit a lesson", body, "/", answer=True)
         return RedirectResponse(back, status_code=303)
 

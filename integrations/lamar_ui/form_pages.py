@@ -46,6 +46,20 @@ def done_note(exp: Experience, lever: str) -> str:
     return f'<div id="said" role="status" tabindex="-1" autofocus><p class="message">{words}</p></div>'
 
 
+def lever_refused(exp: Experience | None, lever: str, error: str, token: str, reason: str, extra: str = "") -> str:
+    """A lever the store refused (`exp`: the lesson as it is now, None if it cannot be read): why, and while the
+    lesson still takes the lever (a lock held past the wait, a full disk), its form to send again as it was sent
+    (`extra`: its other inputs); a lesson that no longer takes it (erased since) gets only the way back."""
+    back = escape(f"/lessons/{quote(exp.id, safe='')}") if exp else "/"
+    erased = exp is None or bool(exp.provenance.get("erased"))
+    takes = not erased and (lever == "erase" or (exp is not None and (exp.status.value == "retired") ==
+                                                 (lever == "revive")))
+    again = (f'<form class="confirm" method="post" action="{back}/{lever}">{hidden_token(token)}'
+             f'<input type="hidden" name="reason" value="{escape(reason)}">{extra}'
+             '<button type="submit" name="confirm" value="yes">Try again</button> ') if takes else "<p>"
+    return f'{refusal(error)}{again}<a href="{back}">Back to the lesson</a>{"</form>" if takes else "</p>"}'
+
+
 _LINE = 70  # characters a field's line holds at its narrowest, for the rows a long text needs
 
 
@@ -155,5 +169,5 @@ def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Exper
             '<a href="/add">Cancel</a></form>')
 
 
-__all__ = ["add_page", "confirm_page", "done_note", "edit_page", "many_confirm_page", "many_form", "refusal",
-           "retired_page", "text_field"]
+__all__ = ["add_page", "confirm_page", "done_note", "edit_page", "lever_refused", "many_confirm_page", "many_form",
+           "refusal", "retired_page", "text_field"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lamar._errors import DuplicateReport, EventConflict, LamarError
+from lamar._errors import DuplicateReport, EventConflict, InvalidExperience, LamarError, advised
 from lamar.cli.near_copy import near_copy_lines
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
@@ -134,6 +134,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
         try:
             edited = lam.edit(exp_id, precondition=args.precondition, action=args.action, rationale=args.rationale,
                               scope=scope, evidence="keep" if args.keep_evidence else "restart", reason=args.reason)
+        except InvalidExperience as exc:  # retired: the engine's advice names its Python call; here, the command
+            from lamar.edit import revive_first
+
+            if exc.advice != revive_first(exp_id):
+                raise
+            how = f"`{program_name()} revive {exp_id}`"
+            raise advised(InvalidExperience, str(exc).removesuffix(exc.advice), revive_first(exp_id, how)) from None
         except EventConflict:  # the engine's advice names its Python calls; here, the commands
             raise EventConflict(f"another writer edited lesson {exp_id} while this edit ran, so nothing of this "
                                 f"edit was stored: see its text now with `{program_name()} show {exp_id}`, then "

@@ -58,7 +58,8 @@ def test_bad_edits_exit_1_with_nothing_written(run_cli, sqlite_store, ids):
         (["edit", ids["good"], "--action", "rerun it", "--keep-evidence"], "--keep-evidence"),
         (["edit", ids["good"], "--action", "clear DerivedData before rebuilding"], "nothing to edit"),
         (["edit", ids["good"], "--scope", "project"], "key=value"),
-        (["edit", ids["retired"], "--action", "x"], "is retired: revive it first"),
+        (["edit", ids["retired"], "--action", "x"],
+         f"is retired: revive it first with `lamar revive {ids['retired']}`"),
     ]
     for argv, says in cases:
         out = run_cli(*argv, "--store", sqlite_store)
