@@ -153,15 +153,16 @@ class Follower:
         cache.fold(event)  # (with no report to replace, a first report)
         return True
 
-    def state_due(self) -> bool:
-        """Whether the cache has folded enough past the saved state to save it again."""
-        return self.unsaved >= max(_STATE_EVERY, len(self.cache.lessons), self.state_size)
+    def state_due(self, every: int = _STATE_EVERY) -> bool:
+        """Whether the cache has folded enough past the saved state to save it again: at least `every` events,
+        and as many as the state holds, so that saving a large state costs each event O(1)."""
+        return self.unsaved >= max(every, len(self.cache.lessons), self.state_size)
 
     def reader_due(self) -> bool:
         """Whether a process that only read folded so long a log past the saved state that it saves the
         state itself: never over a state another Lamar or tuning saved, whose engines would then fold the
         whole log; a store told to leave the file as it found it (`writes_on_read`) refuses the save."""
-        return not self.foreign and self.unsaved >= max(_READER_STATE_EVERY, len(self.cache.lessons), self.state_size)
+        return not self.foreign and self.state_due(_READER_STATE_EVERY)
 
     def resume(self, through: int | None = None) -> bool:
         """Load the state this store's engines saved, if it still describes the log, and fold the

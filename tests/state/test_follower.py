@@ -105,3 +105,20 @@ def test_a_state_of_many_pending_episodes_is_saved_as_rarely_as_it_is_large() ->
         lam.recall({"task": "t"})
     assert len(saves) <= 1, saves
     assert Lamar(store).stats()["episodes"] == 6000  # another engine on the store still finds every one
+
+
+def test_a_reader_saves_by_the_writers_rule_over_a_longer_floor() -> None:
+    # One formula for both: a reader waits at least _READER_STATE_EVERY events, and, as a writer does, as many
+    # as the saved state holds, so that saving a large state never costs each event more than O(1).
+    from lamar.state.follower import _READER_STATE_EVERY
+
+    reader = Follower(_store(3), Policy())
+    reader.sync()
+    reader.unsaved = _READER_STATE_EVERY - 1
+    assert reader.state_due() and not reader.reader_due()
+    reader.unsaved = _READER_STATE_EVERY
+    assert reader.reader_due()
+    reader.state_size = _READER_STATE_EVERY + 1  # a state this large waits as many events as it holds
+    assert not reader.reader_due() and not reader.state_due()
+    reader.state_size, reader.foreign = 0, True  # another Lamar's state: never saved over by a reader
+    assert not reader.reader_due() and reader.state_due()
