@@ -78,19 +78,20 @@ def _compact(db: sqlite3.Connection, path: Path, timeout: float, scrubbed: bool)
     """VACUUM, then fold the write-ahead log into the file and truncate it: no page, free or in
     the log, still holds the data the scrub replaced. `scrubbed`: events were replaced just now
     (an erase's first step replaces none, and its refusal must not say it did)."""
-    done, after = ("", "wait until no one reads it")
-    if scrubbed:
-        done = "the events were scrubbed, but "
-        after = "old pages may remain until it is: scrub again when no one reads it"
+    kept_wal = f"readers kept its write-ahead log ({path}-wal) from being emptied"
     try:
         db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")  # readers get this long
         db.execute("VACUUM")  # a fresh file: free pages that held the data are gone
         busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except sqlite3.Error as exc:
-        raise StoreError(f"{path}: {done}the file could not be compacted ({exc}); {after}") from exc
+        if scrubbed:
+            raise StoreError(f"{path}: the events were scrubbed, but the file could not be compacted ({exc}); old "
+                             "pages may remain until it is: scrub again when no one reads it") from exc
+        raise StoreError(f"{path}: the file could not be compacted ({exc}); wait until no one reads it") from exc
+    if busy and scrubbed:
+        raise StoreError(f"{path}: the events were scrubbed, but {kept_wal}; scrub again when no one reads it")
     if busy:
-        raise StoreError(f"{path}: {done}readers kept its write-ahead log ({path}-wal) from being emptied; "
-                         + after.rpartition(": ")[2])
+        raise StoreError(f"{path}: {kept_wal}; wait until no one reads it")
 
 
 def _mark_done(db: sqlite3.Connection, path: Path, rows: list[Row]) -> None:
