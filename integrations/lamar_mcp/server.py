@@ -407,23 +407,27 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from lamar_mcp.lines import claimed_stdin
     from lamar_mcp.wire import readable
 
-    # MCPServer.run_stdio_async, with the read stream wrapped: that method takes no stream, and the SDK's
-    # stdio transport would leave a line it cannot read (a lone surrogate, no JSON, no message) unanswered.
+    # MCPServer.run_stdio_async, with stdin and the read stream wrapped: that method takes neither, and the SDK's
+    # stdio transport would leave a line it cannot read (a lone surrogate, no JSON, no message, a request whose id
+    # it reads as none) unanswered.
     lowlevel = server._lowlevel_server
     deliveries, broken = Deliveries(), False
     watching = WATCHING.set(deliveries)  # before the streams start, so that every request's context holds it
     try:
-        async with stdio_server() as (read, write):
-            answers = deliveries.watch(write)
-            try:
-                await lowlevel.run(readable(read, answers), answers, lowlevel.create_initialization_options())
-            except anyio.get_cancelled_exc_class():
-                # The session is torn down under the run (its writer failed on the pipe, say): settled now, as
-                # the transport then waits for the client to close stdin, which a client may never do.
-                await deliveries.settle(broken=True)
-                raise
+        with claimed_stdin() as lines:
+            async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]  # it reads lines
+                requests, answers = readable(read, deliveries.watch(write))
+                lines.refuse = requests.answer  # before the first await, so before the first line is read
+                try:
+                    await lowlevel.run(requests, answers, lowlevel.create_initialization_options())
+                except anyio.get_cancelled_exc_class():
+                    # The session is torn down under the run (its writer failed on the pipe, say): settled now, as
+                    # the transport then waits for the client to close stdin, which a client may never do.
+                    await deliveries.settle(broken=True)
+                    raise
     except* (BrokenPipeError, ConnectionResetError):
         # A client that quits while a call is in flight leaves the answer nowhere to go: the SDK's
         # writer fails on the pipe. That is the end of the session, not a fault: the call itself

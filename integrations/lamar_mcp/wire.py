@@ -1,6 +1,6 @@
 """`readable`: the stdio stream of requests, where a line the SDK's parser refuses only for a lone surrogate is read
-again (each lone half as U+FFFD), and any other line the SDK cannot read is answered with the JSON-RPC 2.0 error
-it calls for (-32700 parse error, -32600 invalid request) and said on stderr, instead of dropped unanswered."""
+again (each lone half as U+FFFD), any other line the SDK cannot read is answered with the JSON-RPC 2.0 error it calls
+for (-32700, -32600) and said on stderr, and the end of stdin waits for the answers still owed."""
 
 from __future__ import annotations
 
@@ -12,16 +12,65 @@ from typing import Any, Self
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from lamar.storable import without_lone_surrogates
 
 
+class _Answers:
+    """The session's write stream, noting which requests are still owed an answer."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._owed: set[str | int] = set()
+        self._none_owed = anyio.Event()
+        self._none_owed.set()
+
+    def owe(self, request_id: str | int) -> None:
+        self._owed.add(request_id)
+        if self._none_owed.is_set():
+            self._none_owed = anyio.Event()
+
+    def settled(self, request_id: Any) -> None:
+        """`request_id` is answered, or cancelled by its client (which then expects no answer)."""
+        self._owed.discard(request_id)
+        if not self._owed:
+            self._none_owed.set()
+
+    async def all_sent(self) -> None:
+        await self._none_owed.wait()
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        message = getattr(item, "message", None)
+        if isinstance(message, (JSONRPCResponse, JSONRPCError)):
+            self.settled(message.id)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
 class _Readable:
     """The SDK's read stream with refused lines read again or answered; every message passes as it came."""
 
-    def __init__(self, inner: Any, answers: Any) -> None:
+    def __init__(self, inner: Any, answers: _Answers) -> None:
         self._inner = inner
         self._answers = answers
 
@@ -31,12 +80,26 @@ class _Readable:
 
     async def receive(self) -> Any:
         while True:
-            item = await self._inner.receive()
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                # The SDK's dispatcher cancels every call in flight at the end of stdin, and a script that pipes
+                # its requests in (`printf ... | lamar mcp`) closes stdin right after its last line: each call is
+                # answered first. A client that wants the server gone sooner sends SIGTERM, as MCP's stdio says.
+                await self._answers.all_sent()
+                raise
             if isinstance(item, ValidationError):
                 item = _read_again(item)
             if not isinstance(item, Exception):
+                self._note(item.message)
                 return item
             await self._refuse(item)
+
+    def _note(self, message: Any) -> None:
+        if isinstance(message, JSONRPCRequest):
+            self._answers.owe(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._answers.settled((message.params or {}).get("requestId"))
 
     async def _refuse(self, unread: Exception) -> None:
         """Answer a line the SDK could not read, as JSON-RPC 2.0 says, and say so on stderr.
@@ -48,8 +111,11 @@ class _Readable:
         ever, and a person reading the client's log of the server's stderr would see nothing.
         """
         refusal = refused(unread)
-        if refusal is None:
-            return
+        if refusal is not None:
+            await self.answer(refusal)
+
+    async def answer(self, refusal: JSONRPCError) -> None:
+        """Send `refusal`, the answer to a line that is no message the SDK takes, and say so on stderr."""
         print(f"lamar mcp: a line on stdin is no JSON-RPC message ({refusal.error.message}): answered with error "
               f"{refusal.error.code}", file=sys.stderr, flush=True)
         try:
@@ -77,16 +143,18 @@ class _Readable:
         await self.aclose()
 
 
-def readable(stream: Any, answers: Any) -> Any:
+def readable(stream: Any, answers: Any) -> tuple[Any, Any]:
     """`stream`, the SDK's stdio read stream, with lines its parser refused for a lone surrogate read again,
-    and every other line it refused answered on `answers`, the session's write stream (`refused`).
+    and every other line it refused answered on `answers`, the session's write stream (`refused`); returned
+    with `answers` noting the requests owed an answer, which the end of `stream` waits for.
 
     The SDK's JSON parser refuses a `\\ud83d` escape without its other half, and over stdio such a
     line is dropped without an answer: the client would wait for it for ever. Python's parser reads
     it; each lone half becomes U+FFFD, as a byte that is not UTF-8 already does on this pipe, so no
     tool ever holds (or echoes into an answer the SDK cannot write) text that is not Unicode.
     """
-    return _Readable(stream, answers)
+    written = _Answers(answers)
+    return _Readable(stream, written), written
 
 
 def _read_again(error: ValidationError) -> SessionMessage | ValidationError:

@@ -36,6 +36,11 @@ LINES: list[tuple[bytes, tuple[Any, int] | None]] = [
     (b'{"jsonrpc": "2.0", "id": 12, "method": 3, "params": {"t": "\\ud83d"}}', (12, INVALID)),  # half an emoji too
     (b'{"jsonrpc": "2.0", "id": 13, "method": "ping", "params": {"a": ' + b"[" * 300 + b"]" * 300 + b"}}",
      (13, INVALID)),  # deeper than the SDK's parser goes
+    # MCP's request id is a string or an integer: a request with any other id is no notification to stay silent on
+    (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', (None, INVALID)),
+    (b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', (None, INVALID)),
+    (b'{"jsonrpc": "2.0", "id": {"n": 14}, "method": "ping"}', (None, INVALID)),
+    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', (None, INVALID)),
     (b"   ", None),  # blank: no message, so nothing to answer
 ]
 
@@ -99,3 +104,22 @@ def test_over_http_a_body_that_is_no_message_gets_a_400_with_a_json_rpc_error(st
             "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
         with urllib.request.urlopen(pinged, timeout=30) as served:  # and it serves on
             assert json.loads(served.read())["id"] == 0
+
+
+def test_a_script_that_closes_stdin_after_its_last_line_gets_an_answer_to_every_request(store: Path) -> None:
+    # As `printf '...' | lamar mcp` does: stdin ends right after the last request, before any is answered.
+    calls = [{"jsonrpc": "2.0", "id": "a string id", "method": "ping"},
+             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "propose_lesson", "arguments": {
+                 "precondition": "a script pipes requests", "action": "answer each before exiting"}}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "recall", "arguments": {"context": {"project": "trace"}}}}]
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *calls]
+    done = subprocess.run([*lamar_command(), "mcp", "--store", str(store)], env=child_env(), capture_output=True,
+                          check=False, input=b"".join(json.dumps(line).encode() + b"\n" for line in lines), timeout=120)
+    answers = {answer["id"]: answer for answer in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers, key=str) == [0, 1, 2, "a string id"], done.stdout
+    assert answers["a string id"] == {"jsonrpc": "2.0", "id": "a string id", "result": {}}
+    for request in (1, 2):
+        assert "error" not in answers[request] and not answers[request]["result"]["isError"], answers[request]
+    assert answers[2]["result"]["structuredContent"]["episode_id"], answers[2]
+    assert done.returncode == 0, done.stderr
