@@ -14,12 +14,14 @@ from anyio import to_thread
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import INVALID_REQUEST
-from pydantic import AnyHttpUrl
+from mcp.types import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError, jsonrpc_message_adapter
+from pydantic import AnyHttpUrl, ValidationError
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lamar.loopback import is_loopback, other_user
+from lamar_mcp.lines import bad_id
+from lamar_mcp.wire import refused
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"
 TOKEN_LEAST = 16  # characters: a random secret this long is past guessing; a shorter one is a password
@@ -50,6 +52,68 @@ class SameUserOnly:
             await Response(json.dumps(error), status_code=403, media_type="application/json")(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+class SameAnswers:
+    """The ASGI app around the SDK's that answers a POST body the SDK takes for no request, or for a notification,
+    as stdio does: -32600 with the request's id where it can be read (`wire.refused`, `lines.bad_id`).
+
+    The SDK's HTTP transport answers JSON that is no message -32602 (invalid params) with pydantic's dump of
+    the union it tried, and a request whose id is no string or integer 202, as a notification, so a client
+    waits for an answer that never comes (its issue #2057). Only those two answers are replaced, after the
+    SDK read the body: a request its auth, host or session checks refuse keeps their answer.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body: list[bytes] = []
+        held: list[Message] = []
+
+        async def reading() -> Message:
+            message = await receive()
+            body.append(message.get("body", b""))
+            return message
+
+        async def answering(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] in (400, 202):
+                held.append(message)  # the SDK's own answer, until its body shows whether to replace it
+                return
+            if held and message["type"] == "http.response.body":
+                refusal = _refusal(b"".join(body), held[0]["status"], message.get("body", b""))
+                if refusal is not None:
+                    await Response(refusal.model_dump_json(by_alias=True, exclude_unset=True), status_code=400,
+                                   media_type="application/json")(scope, receive, send)
+                    held.clear()
+                    return
+                await send(held.pop())
+            await send(message)
+
+        await self.app(scope, reading, answering)
+
+
+def _refusal(body: bytes, status: int, answer: bytes) -> JSONRPCError | None:
+    """stdio's answer to `body` where the SDK answered it `status` (`answer`): 202 to a request with an id that is
+    no string or integer, 400 with -32602 to JSON that is no message; else None, and the SDK's answer stands."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if status == 202:
+        return bad_id(text)
+    try:
+        if json.loads(answer)["error"]["code"] != INVALID_PARAMS:
+            return None
+        jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValidationError as exc:
+        return refused(exc)
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None
 
 
 class BearerToken:
@@ -123,6 +187,7 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
     tokened = getattr(getattr(server, "settings", None), "auth", None) is not None
     # proxy_headers off: uvicorn would take X-Forwarded-For from any loopback client as its address, and
     # `other_user` would find no socket of that address and let another user in
+    app = SameAnswers(app)
     config = uvicorn.Config(app if tokened else SameUserOnly(app), host=host, port=port, log_level="warning",
                             lifespan="on", proxy_headers=False)
     web = uvicorn.Server(config)
@@ -157,5 +222,5 @@ def _every_address(host: str) -> bool:
     return unspecified and socket.has_dualstack_ipv6()
 
 
-__all__ = ["REFUSAL", "TOKEN_ENV", "TOKEN_LEAST", "BearerToken", "SameUserOnly", "bearer_auth", "is_loopback",
-           "rebinding_guard", "serve_http", "token_problem"]
+__all__ = ["REFUSAL", "TOKEN_ENV", "TOKEN_LEAST", "BearerToken", "SameAnswers", "SameUserOnly", "bearer_auth",
+           "is_loopback", "rebinding_guard", "serve_http", "token_problem"]
