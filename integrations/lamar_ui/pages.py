@@ -306,10 +306,15 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<div class="buttons">{buttons}</div></section>')
     waiting = sum(1 for d in decisions.values() if d == "approved")
     shown = "".join(f'<input type="hidden" name="approved" value="{escape(pid)}">' for pid in approved)
-    apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}{shown}'
-             f'<button type="submit"{focused("apply")}>Apply {plural(waiting, "approved proposal")}</button></form>'
-             if waiting else "<p>Nothing approved is waiting to be applied.</p>")
-    return head + "".join(cards) + apply
+
+    def form(focus: str) -> str:
+        return (f'<form method="post" action="/sleep/apply">{hidden_token(token)}{shown}'
+                f'<button type="submit"{focus}>Apply {plural(waiting, "approved proposal")}</button></form>')
+
+    apply = form(focused("apply")) if waiting else "<p>Nothing approved is waiting to be applied.</p>"
+    # Also above the cards while some are left to decide: below them, a keyboard reached it past every other card.
+    early = form("") if waiting and any(decisions.get(p.id, "undecided") == "undecided" for p in proposals) else ""
+    return head + early + "".join(cards) + apply
 
 
 

@@ -144,3 +144,26 @@ def test_a_lever_says_what_it_did_where_focus_lands(tmp_path: Path, browser) -> 
         browser.get(browser.current_url)
         shown = browser.find_elements("css selector", "#said")
     assert not shown
+
+
+def test_apply_is_a_few_keys_back_from_the_next_proposal(tmp_path: Path, browser) -> None:  # noqa: F811
+    # Apply sat below every proposal: approving the first of 19 and applying it took 76 tabs past the others.
+    path = tmp_path / "lessons.db"
+    two_proposals(path)
+    with serving(path) as url:
+        browser.get(url)
+        browser.get(url.split("/?")[0] + "/sleep")
+        _tab_to(browser, "form[action='/sleep/run'] button")
+        _after(browser, "/sleep?note=")
+        first = browser.execute_script("return document.querySelector('section.proposal').dataset.id")
+        _tab_to(browser, f"section.proposal[data-id='{first}'] button[value='approved']")
+        focused, _, _ = _after(browser, "/sleep?note=")
+        assert focused.startswith("section#"), focused  # on the proposal left to decide
+        for back in range(10):
+            if browser.execute_script("return document.activeElement.textContent") == "Apply 1 approved proposal":
+                break
+            ActionChains(browser).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+        else:
+            raise AssertionError("no Apply within 10 presses of Shift+Tab")
+        focused, said, _ = _after(browser, "/sleep?note=")
+    assert focused == "div#said" and said == "applied 1, skipped 0", (focused, said, back)
