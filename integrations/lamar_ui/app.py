@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
 from lamar.cli.charts import injection_bars
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
-from lamar.edit import revive_first
+from lamar.edit import next_version, revive_first
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.safety.boundary import TEXT_FIELDS, normalized, prompt_form
@@ -268,6 +268,9 @@ class UI:
             if form.get("confirm") != "yes":
                 new = normalized(Experience(values["precondition"], values["action"], values["rationale"],
                                             scope=Scope(scope)))  # as the store will keep it
+                if not next_version(exp, {**{k: getattr(new, k) for k in TEXT_FIELDS}, "scope": new.scope})[1]:
+                    raise ValueError("nothing to edit: the lesson already reads so (in prompt form); change a field, "
+                                     "then review again")  # a Yes here could only be refused
                 if keep and (new.action != exp.action or scope != dict(exp.scope)):
                     raise ValueError("keeping the evidence is for a wording fix of the precondition or the "
                                      "rationale: a new action or scope restarts it")

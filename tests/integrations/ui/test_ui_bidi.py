@@ -102,6 +102,7 @@ def test_every_piece_of_user_text_is_isolated(served: tuple[str, str], browser) 
             WebDriverWait(browser, 10).until(lambda d, css=css: d.find_elements(By.CSS_SELECTOR, css))
             assert WHEN in browser.find_element(By.TAG_NAME, "main").text or path == "/episodes", path
             assert browser.execute_script(_LOOSE) == [], path
+        browser.find_element(By.NAME, "rationale").send_keys(" مرة أخرى")  # a change: an edit of nothing is refused
         browser.find_element(By.XPATH, "//form[@class='add']//button").click()  # the edit's review
         WebDriverWait(browser, 10).until(lambda d: "next version?" in d.page_source)
         assert browser.execute_script(_LOOSE) == []

@@ -94,3 +94,20 @@ def test_an_edit_refused_as_the_lesson_was_retired_meanwhile_leads_to_revive(sto
     assert f"lesson {exp_id} is retired: revive it to edit it, or add a new lesson" in said, said
     assert "lam.revive" not in said and f'href="/lessons/{exp_id}/revive"' in page.text
     assert "clear the cache first" in said and 'class="add"' not in page.text  # kept, with no form to refuse again
+
+
+def test_an_edit_that_changes_nothing_is_refused_at_its_review(store: tuple[Path, str]) -> None:
+    # Review… on the form as it opened asked "Store this as the lesson's next version? ... Its evidence
+    # restarts": a question whose Yes could only be refused (nothing to edit), after warning of a restart.
+    path, exp_id = store
+    with client(path) as test:
+        same = {"token": "t0k", "precondition": "the build fails", "action": " clear the cache ",
+                "rationale": "", "scope": "project=trace", "version": "1"}
+        page = test.post(f"/lessons/{exp_id}/edit", data=same)
+        changed = test.post(f"/lessons/{exp_id}/edit", data={**same, "action": "clear the cache first"})
+    said = html.unescape(page.text)
+    assert "Store this as" not in said and "restarts: the new text" not in said, said
+    assert "nothing to edit: the lesson already reads so" in said and 'class="add"' in page.text, said
+    assert "Store this as the lesson's next version?" in html.unescape(changed.text)
+    with Lamar(str(path)) as lam:
+        assert lam.get(exp_id).version == 1
