@@ -71,10 +71,10 @@ def dropped(repo: str, sha: str, files: list[str], base: str | None) -> bool:
 
 
 def read_outcome(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] | None:
-    """`outcomes.read_git`, and a shipped commit `dropped` by a reset read as REVERTED."""
+    """`outcomes.read_git`, and a shipped commit (corrected since or not) `dropped` by a reset read as REVERTED."""
     found = read_git(repo, episode)
     sha = episode.get("commit")
-    if (found is None and episode.get("signal") == "shipped" and isinstance(sha, str)
+    if (found is None and episode.get("signal") in ("shipped", "corrected") and isinstance(sha, str)
             and dropped(repo, sha, [f for f in episode.get("files", []) if isinstance(f, str)], episode.get("base"))):
         return "reverted", f"commit {sha[:12]} was dropped by git reset, its files as before the edit", sha
     return found

@@ -153,9 +153,15 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # A session that ended and is resumed: its next prompt still speaks for the last episode,
         # whose ACCEPTED came only from the silence at the end.
         tentative = record.get("signal") == "accepted" and record.get("by_end")
-        if record.get("signal") is None or tentative:
+        # A turn that committed its own work shipped at its Stop, before anyone read it: a correction that
+        # follows says the work was wrong, and the commit, already counted, is no new reading to outweigh it.
+        shipped = record.get("signal") == "shipped" and isinstance(record.get("commit"), str)
+        if record.get("signal") is None or tentative or shipped:
             signal, why = read_followup(previous.get("words", []), prompt, config.corrected, config.reasked_overlap)
-            if not (tentative and signal == "accepted"):
+            if shipped and signal == "corrected":
+                _report(state, previous["episode"], signal, f"{why}, after its commit {record['commit'][:12]}", lam,
+                        paths, now)
+            elif not shipped and not (tentative and signal == "accepted"):
                 record.pop("by_end", None)
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     # The file the session last edited in this repository says which folder it works in.

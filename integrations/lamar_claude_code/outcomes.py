@@ -164,7 +164,8 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
     An edited file that lands in a commit is SHIPPED (replacing any prompt outcome); that commit
     reverted, or the edits discarded before any commit, is REVERTED (replacing SHIPPED or a prompt
     outcome); `dropped.read_outcome` adds a commit thrown away by `git reset`. Git outcomes are
-    stronger than prompt outcomes: a prompt never replaces SHIPPED or REVERTED, and REVERTED is final.
+    stronger than prompt outcomes: a prompt never replaces REVERTED, which is final, and replaces SHIPPED only
+    with CORRECTED (the next prompt rejects the work the turn committed), which only a revert then replaces.
 
     Args:
         repo: the repository's top level.
@@ -173,7 +174,7 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
     files = [f for f in episode.get("files", []) if isinstance(f, str)]
     if not files:
         return None
-    if episode.get("signal") == "shipped" and episode.get("commit"):
+    if episode.get("signal") in ("shipped", "corrected") and episode.get("commit"):  # corrected after it shipped
         sha = episode["commit"]
         reverted = _reverted(repo, sha)
         return ("reverted", f"commit {sha[:12]} was reverted by {reverted[:12]}", sha) if reverted else None
