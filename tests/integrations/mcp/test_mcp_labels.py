@@ -7,8 +7,14 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+from mcp import ClientSession
+
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.launch import stdio_session
+from tests.integrations.mcp.conftest import events
+
+SHARED = pytest.mark.asyncio(loop_scope="module")  # tests that write nothing share one server (`shared_session`)
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -74,22 +80,25 @@ async def test_the_hint_neutralises_the_scopes_it_lists(tmp_path: Path) -> None:
     assert "shop" in hint and "</lamar-lessons>" not in hint and "\n" not in hint and "System (quoted):" in hint
 
 
-async def test_missing_or_mistyped_arguments_get_one_sentence_naming_the_field(store: Path) -> None:
-    async with stdio_session(store) as session:
-        cases = {
-            ("recall", "{}"): "recall needs context",
-            ("report", '{"episode_id": "ep_1"}'): "signal is missing",
-            ("report", '{"signal": "shipped"}'): "episode_id is missing",
-            ("evidence", "{}"): "lesson_id is missing",
-            ("propose_lesson", '{"action": "clear the cache"}'): "precondition is missing",
-            ("recall", '{"context": ["project", "trace"]}'): "context: ",
-            ("recall", '{"text": 42}'): "text must be the task in words",
-        }
-        for (tool, arguments), expected in cases.items():
-            answer = await session.call_tool(tool, json.loads(arguments))
-            message = answer.content[0].text
-            assert answer.is_error and expected in message, (tool, message)
-            assert "validation error" not in message and "pydantic" not in message and "\n" not in message
+@SHARED
+async def test_missing_or_mistyped_arguments_get_one_sentence_naming_the_field(
+        shared_store: Path, shared_session: ClientSession) -> None:
+    before = events(shared_store)
+    cases = {
+        ("recall", "{}"): "recall needs context",
+        ("report", '{"episode_id": "ep_1"}'): "signal is missing",
+        ("report", '{"signal": "shipped"}'): "episode_id is missing",
+        ("evidence", "{}"): "lesson_id is missing",
+        ("propose_lesson", '{"action": "clear the cache"}'): "precondition is missing",
+        ("recall", '{"context": ["project", "trace"]}'): "context: ",
+        ("recall", '{"text": 42}'): "text must be the task in words",
+    }
+    for (tool, arguments), expected in cases.items():
+        answer = await shared_session.call_tool(tool, json.loads(arguments))
+        message = answer.content[0].text
+        assert answer.is_error and expected in message, (tool, message)
+        assert "validation error" not in message and "pydantic" not in message and "\n" not in message
+    assert events(shared_store) == before
 
 
 async def test_propose_lesson_needs_only_what_lamar_add_needs(store: Path) -> None:
@@ -218,30 +227,32 @@ async def test_a_label_in_another_unicode_form_matches_the_scope(tmp_path: Path)
             assert found.structured_content["hint"] == ""
 
 
-async def test_a_label_sent_as_a_number_or_a_boolean_is_refused_in_jsons_words(store: Path) -> None:
+@SHARED
+async def test_a_label_sent_as_a_number_or_a_boolean_is_refused_in_jsons_words(
+        shared_store: Path, shared_session: ClientSession) -> None:
     # "convert it with str() first" is the engine's advice to a Python caller: a model sends JSON.
-    async with stdio_session(store) as session:
-        for value, quoted in ((3, '"3"'), (2.5, '"2.5"'), (True, '"true"')):
-            refused = await session.call_tool("recall", {"context": {"project": "trace", "attempt": value}})
-            said = refused.content[0].text
-            assert refused.is_error and f"send it as a string, {quoted}" in said and "str()" not in said, said
-            scoped = await session.call_tool("propose_lesson", {"precondition": "a retry fails", "action": "wait",
-                                                                "scope": {"attempt": value}})
-            assert scoped.is_error and f"send it as a string, {quoted}" in scoped.content[0].text, scoped.content
+    before = events(shared_store)
+    for value, quoted in ((3, '"3"'), (2.5, '"2.5"'), (True, '"true"')):
+        refused = await shared_session.call_tool("recall", {"context": {"project": "trace", "attempt": value}})
+        said = refused.content[0].text
+        assert refused.is_error and f"send it as a string, {quoted}" in said and "str()" not in said, said
+        scoped = await shared_session.call_tool("propose_lesson", {"precondition": "a retry fails", "action": "wait",
+                                                                   "scope": {"attempt": value}})
+        assert scoped.is_error and f"send it as a string, {quoted}" in scoped.content[0].text, scoped.content
+    assert events(shared_store) == before
 
 
-async def test_a_label_with_an_empty_value_is_refused_as_a_null_one_is(store: Path) -> None:
+@SHARED
+async def test_a_label_with_an_empty_value_is_refused_as_a_null_one_is(
+        shared_store: Path, shared_session: ClientSession) -> None:
     # {"task": ""} was recalled as the label task = "", which no lesson's scope holds, and the hint said
     # "no lesson is scoped by task = ."; a scope of project = " " stored a lesson no recall reaches.
-    from tests.integrations.mcp.conftest import events
-
-    before = events(store)
-    async with stdio_session(store) as session:
-        for name, args in (("recall", {"context": {"project": "trace", "task": ""}}),
-                           ("lessons", {"context": {"task": "  "}}),
-                           ("propose_lesson", {"precondition": "a retry fails", "action": "wait",
-                                               "scope": {"project": " "}})):
-            refused = await session.call_tool(name, args)
-            said = refused.content[0].text
-            assert refused.is_error and "is empty: leave the key out when it has no value" in said, (name, said)
-    assert events(store) == before
+    before = events(shared_store)
+    for name, args in (("recall", {"context": {"project": "trace", "task": ""}}),
+                       ("lessons", {"context": {"task": "  "}}),
+                       ("propose_lesson", {"precondition": "a retry fails", "action": "wait",
+                                           "scope": {"project": " "}})):
+        refused = await shared_session.call_tool(name, args)
+        said = refused.content[0].text
+        assert refused.is_error and "is empty: leave the key out when it has no value" in said, (name, said)
+    assert events(shared_store) == before

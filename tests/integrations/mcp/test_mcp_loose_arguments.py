@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from mcp import ClientSession
+
 from lamar import Lamar
 from lamar_mcp.launch import stdio_session
 from tests.integrations.mcp.conftest import events
 
 CONTEXT = {"project": "trace", "language": "swift"}
+SHARED = pytest.mark.asyncio(loop_scope="module")  # tests that write nothing share one server (`shared_session`)
 
 
 async def test_flags_and_a_limit_sent_as_strings_are_read_as_the_schema_says(store: Path) -> None:
@@ -39,66 +43,70 @@ async def test_flags_and_a_limit_sent_as_strings_are_read_as_the_schema_says(sto
         assert events(store) == after
 
 
-async def test_a_status_is_read_in_any_case(store: Path) -> None:
-    async with stdio_session(store) as session:
-        found = await session.call_tool("lessons", {"status": " Active"})
-        assert not found.is_error, found.content[0].text
-        assert found.structured_content["count"] == 3
+@SHARED
+async def test_a_status_is_read_in_any_case(shared_store: Path, shared_session: ClientSession) -> None:
+    found = await shared_session.call_tool("lessons", {"status": " Active"})
+    assert not found.is_error, found.content[0].text
+    assert found.structured_content["count"] == 3
 
 
-async def test_keeping_the_evidence_of_a_new_action_is_refused_in_the_tools_words(store: Path) -> None:
-    with Lamar(str(store)) as lam:
-        lesson = lam.experiences()[0].id
-    async with stdio_session(store) as session:
-        before = events(store)
-        refused = await session.call_tool("edit", {"lesson_id": lesson, "action": "delete the lockfile",
-                                                   "keep_evidence": True})
+@SHARED
+async def test_keeping_the_evidence_of_a_new_action_is_refused_in_the_tools_words(
+        shared_store: Path, shared_session: ClientSession) -> None:
+    lesson = (await shared_session.call_tool("lessons", {"limit": 1})).structured_content["lessons"][0]["id"]
+    before = events(shared_store)
+    refused = await shared_session.call_tool("edit", {"lesson_id": lesson, "action": "delete the lockfile",
+                                               "keep_evidence": True})
+    said = refused.content[0].text
+    assert refused.is_error and events(shared_store) == before
+    assert "--keep-evidence" not in said and "evidence='keep'" not in said and "leave evidence out" not in said
+    assert "keep_evidence" in said and "action" in said and "nothing was stored" in said
+
+
+@SHARED
+async def test_a_null_label_is_refused_with_advice_a_model_can_follow(
+        shared_store: Path, shared_session: ClientSession) -> None:
+    before = events(shared_store)
+    refused = await shared_session.call_tool("recall", {"context": {"project": "trace", "task": None}})
+    said = refused.content[0].text
+    assert refused.is_error and events(shared_store) == before
+    assert "str()" not in said and "leave" in said and "'task'" in said
+
+
+@SHARED
+async def test_a_list_or_a_mapping_as_a_label_is_refused_with_advice_a_model_can_follow(
+        shared_store: Path, shared_session: ClientSession) -> None:
+    before = events(shared_store)
+    for value in (["swift", "ios"], {"name": "trace"}):
+        refused = await shared_session.call_tool("recall", {"context": {"project": "trace", "tags": value}})
         said = refused.content[0].text
-        assert refused.is_error and events(store) == before
-        assert "--keep-evidence" not in said and "evidence='keep'" not in said and "leave evidence out" not in said
-        assert "keep_evidence" in said and "action" in said and "nothing was stored" in said
+        assert refused.is_error and "str()" not in said and "one short label" in said, said
+    numbered = await shared_session.call_tool("recall", {"context": {"project": "trace", "attempt": 2}})
+    assert numbered.is_error and 'send it as a string, "2"' in numbered.content[0].text
+    assert events(shared_store) == before
 
 
-async def test_a_null_label_is_refused_with_advice_a_model_can_follow(store: Path) -> None:
-    async with stdio_session(store) as session:
-        before = events(store)
-        refused = await session.call_tool("recall", {"context": {"project": "trace", "task": None}})
-        said = refused.content[0].text
-        assert refused.is_error and events(store) == before
-        assert "str()" not in said and "leave" in said and "'task'" in said
+@SHARED
+async def test_what_the_model_reads_of_whatifs_scope_and_the_resources(
+        shared_store: Path, shared_session: ClientSession) -> None:
+    whatif = next(t for t in (await shared_session.list_tools()).tools if t.name == "whatif")
+    scope = whatif.input_schema["properties"]["scope"]["description"]
+    assert "episodes" in scope and "lessons eligible" not in scope
+    resources = [*(await shared_session.list_resources()).resources,
+                 *(await shared_session.list_resource_templates()).resource_templates]
+    for resource in resources:
+        assert resource.description and "  " not in resource.description, resource.name
 
 
-async def test_a_list_or_a_mapping_as_a_label_is_refused_with_advice_a_model_can_follow(store: Path) -> None:
-    async with stdio_session(store) as session:
-        before = events(store)
-        for value in (["swift", "ios"], {"name": "trace"}):
-            refused = await session.call_tool("recall", {"context": {"project": "trace", "tags": value}})
-            said = refused.content[0].text
-            assert refused.is_error and "str()" not in said and "one short label" in said, said
-        numbered = await session.call_tool("recall", {"context": {"project": "trace", "attempt": 2}})
-        assert numbered.is_error and 'send it as a string, "2"' in numbered.content[0].text
-        assert events(store) == before
-
-
-async def test_what_the_model_reads_of_whatifs_scope_and_the_resources(store: Path) -> None:
-    async with stdio_session(store) as session:
-        whatif = next(t for t in (await session.list_tools()).tools if t.name == "whatif")
-        scope = whatif.input_schema["properties"]["scope"]["description"]
-        assert "episodes" in scope and "lessons eligible" not in scope
-        resources = [*(await session.list_resources()).resources,
-                     *(await session.list_resource_templates()).resource_templates]
-        for resource in resources:
-            assert resource.description and "  " not in resource.description, resource.name
-
-
-async def test_too_many_lessons_at_once_are_refused_with_how_to_send_them(store: Path) -> None:
+@SHARED
+async def test_too_many_lessons_at_once_are_refused_with_how_to_send_them(
+        shared_store: Path, shared_session: ClientSession) -> None:
     bullets = "- When the build fails after a bump, clear the cache.\n" * 600  # 31,800 characters
-    async with stdio_session(store) as session:
-        before = events(store)
-        refused = await session.call_tool("propose_lessons", {"lessons": bullets})
-        said = refused.content[0].text
-        assert refused.is_error and events(store) == before
-        assert f"{len(bullets):,} characters" in said and "several calls" in said, said
+    before = events(shared_store)
+    refused = await shared_session.call_tool("propose_lessons", {"lessons": bullets})
+    said = refused.content[0].text
+    assert refused.is_error and events(shared_store) == before
+    assert f"{len(bullets):,} characters" in said and "several calls" in said, said
 
 
 async def test_an_id_copied_with_blanks_around_it_is_read(store: Path) -> None:
