@@ -8,6 +8,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from mcp import ClientSession
 from mcp.client.session import DEFAULT_CLIENT_INFO
 from mcp.shared.exceptions import MCPError
 
@@ -20,6 +21,7 @@ from tests.integrations.mcp.conftest import events
 ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "propose_lessons", "import_rules", "whatif",
              "erase", "edit"}
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
+SHARED = pytest.mark.asyncio(loop_scope="module")  # tests that write nothing share one server (`shared_session`)
 
 
 async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) -> None:
@@ -163,26 +165,27 @@ async def test_an_episode_id_given_for_a_lesson_id_or_back_is_named_as_the_other
         assert events(store) == before
 
 
-async def test_an_argument_a_tool_does_not_take_is_refused_by_name_and_nothing_runs(store: Path) -> None:
-    async with stdio_session(store, "--seed", "1") as session:
-        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
-        before = events(store)
-        # A misspelt dry_run must not log a real episode.
-        typo = await session.call_tool("recall", {"context": CONTEXT, "dryrun": True})
-        assert typo.is_error
-        # One sentence after the SDK's prefix, as every other bad call gets: no validator's dump.
-        assert typo.content[0].text == ("Error executing tool recall: unknown argument 'dryrun': recall takes only "
-                                        "context, text, dry_run (check the spelling; nothing was done)")
-        for name, tool in listed.items():
-            assert tool.input_schema["additionalProperties"] is False, name
-            known = list(tool.input_schema["properties"])
-            result = await session.call_tool(name, {"lesson_idd": "exp_x", "verbose": True})
-            text = result.content[0].text
-            assert result.is_error, name
-            assert f"unknown arguments 'lesson_idd', 'verbose': {name} takes only {', '.join(known)}" in text, text
-            assert "validation error" not in text and "[type=" not in text and "\n" not in text, text
-            assert "exp_x" not in text  # the caller's values stay out of the message
-        assert events(store) == before
+@SHARED
+async def test_an_argument_a_tool_does_not_take_is_refused_by_name_and_nothing_runs(
+        shared_store: Path, shared_session: ClientSession) -> None:
+    listed = {tool.name: tool for tool in (await shared_session.list_tools()).tools}
+    before = events(shared_store)
+    # A misspelt dry_run must not log a real episode.
+    typo = await shared_session.call_tool("recall", {"context": CONTEXT, "dryrun": True})
+    assert typo.is_error
+    # One sentence after the SDK's prefix, as every other bad call gets: no validator's dump.
+    assert typo.content[0].text == ("Error executing tool recall: unknown argument 'dryrun': recall takes only "
+                                    "context, text, dry_run (check the spelling; nothing was done)")
+    for name, tool in listed.items():
+        assert tool.input_schema["additionalProperties"] is False, name
+        known = list(tool.input_schema["properties"])
+        result = await shared_session.call_tool(name, {"lesson_idd": "exp_x", "verbose": True})
+        text = result.content[0].text
+        assert result.is_error, name
+        assert f"unknown arguments 'lesson_idd', 'verbose': {name} takes only {', '.join(known)}" in text, text
+        assert "validation error" not in text and "[type=" not in text and "\n" not in text, text
+        assert "exp_x" not in text  # the caller's values stay out of the message
+    assert events(shared_store) == before
 
 
 async def test_erase_is_destructive_and_leaves_no_text_and_every_verdict(store: Path) -> None:
@@ -224,34 +227,35 @@ async def test_read_only_and_no_report_remove_the_tools_they_name(store: Path, t
     assert events(store) == before
 
 
-async def test_the_server_reports_lamars_version_to_the_client(store: Path) -> None:
+@SHARED
+async def test_the_server_reports_lamars_version_to_the_client(shared_session: ClientSession) -> None:
     import lamar
 
-    async with stdio_session(store) as session:
-        info = session.server_info
-        assert info is not None and info.name == "lamar" and info.version == lamar.__version__ != ""
+    info = shared_session.server_info
+    assert info is not None and info.name == "lamar" and info.version == lamar.__version__ != ""
 
 
-async def test_the_schemas_say_which_arguments_are_required_and_where_an_id_comes_from(store: Path) -> None:
-    async with stdio_session(store) as session:
-        listed = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
-        assert {name: schema.get("required", []) for name, schema in listed.items()} == {
-            "recall": [], "report": ["episode_id", "signal"], "propose_lesson": ["precondition", "action"],
-            "propose_lessons": ["lessons"], "edit": ["lesson_id"], "import_rules": [], "erase": ["lesson_id"],
-            "evidence": ["lesson_id"], "lessons": [], "whatif": []}
-        assert "recall returned" in listed["report"]["properties"]["episode_id"]["description"]
-        for name in ("edit", "erase", "evidence"):
-            assert "lessons()" in listed[name]["properties"]["lesson_id"]["description"], name
-        # Advertised as required, still answered by the tool: a missing one gets a sentence naming it.
-        missing = await session.call_tool("report", {"signal": "shipped"})
-        assert missing.is_error and "episode_id is missing" in missing.content[0].text
+@SHARED
+async def test_the_schemas_say_which_arguments_are_required_and_where_an_id_comes_from(
+        shared_session: ClientSession) -> None:
+    listed = {tool.name: tool.input_schema for tool in (await shared_session.list_tools()).tools}
+    assert {name: schema.get("required", []) for name, schema in listed.items()} == {
+        "recall": [], "report": ["episode_id", "signal"], "propose_lesson": ["precondition", "action"],
+        "propose_lessons": ["lessons"], "edit": ["lesson_id"], "import_rules": [], "erase": ["lesson_id"],
+        "evidence": ["lesson_id"], "lessons": [], "whatif": []}
+    assert "recall returned" in listed["report"]["properties"]["episode_id"]["description"]
+    for name in ("edit", "erase", "evidence"):
+        assert "lessons()" in listed[name]["properties"]["lesson_id"]["description"], name
+    # Advertised as required, still answered by the tool: a missing one gets a sentence naming it.
+    missing = await shared_session.call_tool("report", {"signal": "shipped"})
+    assert missing.is_error and "episode_id is missing" in missing.content[0].text
 
 
-async def test_whatif_names_an_unknown_lesson_before_asking_for_more_reports(store: Path) -> None:
+@SHARED
+async def test_whatif_names_an_unknown_lesson_before_asking_for_more_reports(shared_session: ClientSession) -> None:
     # "report more outcomes" for a mistyped id sent the model off to gather 30 reports, and then told it
     # the id names no lesson.
-    async with stdio_session(store) as session:
-        refused = await session.call_tool("whatif", {"policies": ["none", "without:exp_zz"]})
-        said = refused.content[0].text
-        assert refused.is_error and "no lesson 'exp_zz'" in said and "call lessons()" in said, said
-        assert "report more outcomes" not in said, said
+    refused = await shared_session.call_tool("whatif", {"policies": ["none", "without:exp_zz"]})
+    said = refused.content[0].text
+    assert refused.is_error and "no lesson 'exp_zz'" in said and "call lessons()" in said, said
+    assert "report more outcomes" not in said, said
