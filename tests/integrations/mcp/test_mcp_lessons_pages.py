@@ -24,6 +24,7 @@ from lamar_mcp.tools import LamarTools
 from tests.integrations.mcp.conftest import events
 
 LESSONS = 45
+SHARED = pytest.mark.asyncio(loop_scope="module")  # tests that only read share one server (`shared_session`)
 
 
 def _fill(path: Path, lessons: int = LESSONS) -> list[str]:
@@ -52,30 +53,46 @@ async def _walk(session: ClientSession, arguments: dict[str, Any]) -> tuple[list
         assert len(sizes) <= LESSONS, "the pages never end"
 
 
-async def test_walking_the_pages_lists_every_lesson_once_in_the_order_they_were_added(tmp_path: Path) -> None:
-    store = tmp_path / "many.db"
-    added = _fill(store)
-    async with stdio_session(store) as session:
-        first = (await session.call_tool("lessons", {})).structured_content
-        assert first["count"] == LESSONS and [lesson["id"] for lesson in first["lessons"]] == added[:PAGE_SIZE]
-        assert isinstance(first["next_cursor"], str)
-        ids, sizes, counts = await _walk(session, {"limit": 7})
-        assert ids == added and sizes == [7] * 6 + [3] and counts == {LESSONS}
-        ids, sizes, _ = await _walk(session, {"limit": MAX_PAGE_SIZE})
-        assert ids == added and sizes == [LESSONS]
-        ids, sizes, _ = await _walk(session, {"limit": 1, "status": "retired"})
-        assert ids == [] and sizes == [0]
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    path = tmp_path_factory.mktemp("pages") / "many.db"
+    return path, _fill(path)
 
 
-async def test_filters_combine_with_the_pages(tmp_path: Path) -> None:
-    store = tmp_path / "many.db"
-    added = _fill(store)
+@pytest.fixture(scope="module")
+def shared_store(filled: tuple[Path, list[str]]) -> Path:
+    """The store of `shared_session` in this module: LESSONS lessons (`_fill`), which its tests only read."""
+    return filled[0]
+
+
+@pytest.fixture(scope="module")
+def added(filled: tuple[Path, list[str]]) -> list[str]:
+    """The ids of the lessons of `shared_store`, in the order they were added."""
+    return filled[1]
+
+
+@SHARED
+async def test_walking_the_pages_lists_every_lesson_once_in_the_order_they_were_added(
+        added: list[str], shared_session: ClientSession) -> None:
+    session = shared_session
+    first = (await session.call_tool("lessons", {})).structured_content
+    assert first["count"] == LESSONS and [lesson["id"] for lesson in first["lessons"]] == added[:PAGE_SIZE]
+    assert isinstance(first["next_cursor"], str)
+    ids, sizes, counts = await _walk(session, {"limit": 7})
+    assert ids == added and sizes == [7] * 6 + [3] and counts == {LESSONS}
+    ids, sizes, _ = await _walk(session, {"limit": MAX_PAGE_SIZE})
+    assert ids == added and sizes == [LESSONS]
+    ids, sizes, _ = await _walk(session, {"limit": 1, "status": "retired"})
+    assert ids == [] and sizes == [0]
+
+
+@SHARED
+async def test_filters_combine_with_the_pages(added: list[str], shared_session: ClientSession) -> None:
     cached = [added[i] for i in range(LESSONS) if i % 4 == 0 and i % 3 == 1]  # project p1 and "cache"
-    async with stdio_session(store) as session:
-        ids, sizes, counts = await _walk(session, {"context": {"project": "P1"}, "text": "cache", "limit": 2})
-        assert ids == cached and sizes == [2, 2] and counts == {4}
-        ids, _, counts = await _walk(session, {"context": {"project": "p2"}, "limit": 4})
-        assert ids == added[2::3] and counts == {15}
+    ids, sizes, counts = await _walk(shared_session, {"context": {"project": "P1"}, "text": "cache", "limit": 2})
+    assert ids == cached and sizes == [2, 2] and counts == {4}
+    ids, _, counts = await _walk(shared_session, {"context": {"project": "p2"}, "limit": 4})
+    assert ids == added[2::3] and counts == {15}
 
 
 async def test_a_lesson_retired_or_added_between_pages_moves_no_other(tmp_path: Path) -> None:
@@ -109,23 +126,22 @@ async def test_long_lessons_make_shorter_pages_that_the_client_keeps_whole(tmp_p
         assert len(read) < PAGE_CHARS * 1.2 and json.loads(read)["next_uri"].startswith("lamar://lessons?cursor=")
 
 
-async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path) -> None:
-    store = tmp_path / "many.db"
-    _fill(store, 5)
-    before = events(store)
-    forged = base64.urlsafe_b64encode(b"lessons@99").decode()
-    async with stdio_session(store) as session:
-        for bad in (0, -3, MAX_PAGE_SIZE + 1, "ten", "0", True, 2.5):
-            refused = await session.call_tool("lessons", {"limit": bad})
-            assert refused.is_error and refused.content[0].text.startswith(
-                f"Error executing tool lessons: limit must be a whole number from 1 to {MAX_PAGE_SIZE}"
-            ), (bad, refused.content)
-        for bad in ("2", "abc", 12, "", "bGVzc29uc0AtMQ", forged):  # "lessons@-1", and past the store's end
-            refused = await session.call_tool("lessons", {"cursor": bad})
-            assert refused.is_error and refused.content[0].text.startswith(
-                "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call "
-                "returned"), (bad, refused.content)
-    assert events(store) == before
+@SHARED
+async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(shared_store: Path,
+                                                                  shared_session: ClientSession) -> None:
+    before = events(shared_store)
+    forged = base64.urlsafe_b64encode(b"lessons@99").decode()  # past the store's end
+    for bad in (0, -3, MAX_PAGE_SIZE + 1, "ten", "0", True, 2.5):
+        refused = await shared_session.call_tool("lessons", {"limit": bad})
+        assert refused.is_error and refused.content[0].text.startswith(
+            f"Error executing tool lessons: limit must be a whole number from 1 to {MAX_PAGE_SIZE}"
+        ), (bad, refused.content)
+    for bad in ("2", "abc", 12, "", "bGVzc29uc0AtMQ", forged):  # "lessons@-1", and past the store's end
+        refused = await shared_session.call_tool("lessons", {"cursor": bad})
+        assert refused.is_error and refused.content[0].text.startswith(
+            "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call "
+            "returned"), (bad, refused.content)
+    assert events(shared_store) == before
 
 
 async def test_the_lessons_resource_is_the_first_page_and_next_uri_reads_the_rest(tmp_path: Path) -> None:
