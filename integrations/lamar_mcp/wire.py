@@ -32,18 +32,18 @@ class _Answers:
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self._owed: set[str | int] = set()
+        self._owed: set[str] = set()  # as text, as the SDK matches a cancellation's requestId to its request
         self._none_owed = anyio.Event()
         self._none_owed.set()
 
     def owe(self, request_id: str | int) -> None:
-        self._owed.add(request_id)
+        self._owed.add(str(request_id))
         if self._none_owed.is_set():
             self._none_owed = anyio.Event()
 
     def settled(self, request_id: Any) -> None:
         """`request_id` is answered, or cancelled by its client (which then expects no answer)."""
-        self._owed.discard(request_id)
+        self._owed.discard(str(request_id))
         if not self._owed:
             self._none_owed.set()
 
