@@ -61,6 +61,9 @@ _LEVERS = {
 _CONTEXTS_BOX = ('<label><input type="checkbox" name="contexts" value="yes"> also blank the contexts of the '
                  "episodes it was eligible in</label>")
 
+_EVIDENCE = {True: "kept", False: "restarted"}  # an edit's rule for the evidence, as its done line says it
+
+
 class UI:
     """The app's state: the engine, the launch token, where sleep reports live, the model to mine with.
 
@@ -261,7 +264,7 @@ class UI:
             scope = pairs(values["scope"])
             if form.get("confirm") == "yes" and values["version"] == str(exp.version - 1) and \
                     _reads(exp, values, scope):  # this form's own edit, sent twice (a double click, a resend)
-                return RedirectResponse(back, status_code=303)
+                return RedirectResponse(f"{back}?done=edit:{exp.version}:{_EVIDENCE[keep]}", status_code=303)
             if values["version"] not in ("", str(exp.version)):  # another tab or process edited it meanwhile
                 raise ValueError(f"the lesson was edited since this form was opened: it now reads as shown below "
                                  f"(version {exp.version}); check your text against it, then review again")
@@ -281,7 +284,7 @@ class UI:
                 body = form_pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
                                           back=back)
                 return self._page("Edit a lesson", body, "/", answer=True)
-            await run_in_threadpool(lambda: self.writer.edit(
+            edited = await run_in_threadpool(lambda: self.writer.edit(
                 exp_id, precondition=values["precondition"], action=values["action"],
                 rationale=values["rationale"], scope=scope, evidence="keep" if keep else "restart",
                 reason="edited in lamar ui"))
@@ -292,7 +295,7 @@ class UI:
             else:
                 body = form_pages.edit_page(exp, self.token, values, str(exc))
             return self._page("Edit a lesson", body, "/", answer=True)
-        return RedirectResponse(back, status_code=303)
+        return RedirectResponse(f"{back}?done=edit:{edited.version}:{_EVIDENCE[keep]}", status_code=303)
 
     async def add(self, request: Request) -> Response:
         """GET: the form. POST without confirm: a review of the lesson. POST with confirm: add it."""

@@ -38,9 +38,17 @@ _DONE = {"retire": ("retired", "Retired: it is no longer injected; its evidence 
          "erase": ("retired", "Erased: its text is gone from the store; its evidence and audit trail are kept.")}
 
 
+_EDITED = {"restarted": "its evidence restarts, as the new text earns its own verdict.",
+           "kept": "its evidence is kept, for a wording fix."}
+
+
 def done_note(exp: Experience, lever: str) -> str:
-    """The lesson page's line saying what `lever` did, where focus opens and a screen reader reads it; "" if none."""
+    """The lesson page's line saying what `lever` did, where focus opens and a screen reader reads it; "" if none.
+    An edit's `lever` reads "edit:VERSION:kept" (or ":restarted"): said while the lesson is at that version."""
     status, words = _DONE.get(lever, ("", ""))
+    version, _, evidence = lever.removeprefix("edit:").partition(":")
+    if lever.startswith("edit:") and version == str(exp.version) and evidence in _EDITED:
+        status, words = exp.status.value, f"Edited: version {version} stored; {_EDITED[evidence]}"
     if not words or exp.status.value != status or (lever == "erase") != bool(exp.provenance.get("erased")):
         return ""
     return f'<div id="said" role="status" tabindex="-1" autofocus><p class="message">{words}</p></div>'

@@ -111,3 +111,21 @@ def test_an_edit_that_changes_nothing_is_refused_at_its_review(store: tuple[Path
     assert "Store this as the lesson's next version?" in html.unescape(changed.text)
     with Lamar(str(path)) as lam:
         assert lam.get(exp_id).version == 1
+
+
+def test_an_edit_stored_is_said_where_focus_opens(store: tuple[Path, str]) -> None:
+    # Yes, store it led back to the lesson's page with nothing said and focus at the top, where Retire and
+    # Revive each say what they did: a keyboard or screen reader user could not tell the edit was stored.
+    path, exp_id = store
+    with client(path) as test:
+        typed = {"token": "t0k", "precondition": "the build fails", "action": "clear the cache first",
+                 "rationale": "", "scope": "project=trace", "version": "1", "confirm": "yes"}
+        page = test.post(f"/lessons/{exp_id}/edit", data=typed)
+        again = test.post(f"/lessons/{exp_id}/edit", data=typed)  # a double click: the same version, said alike
+        with Lamar(str(path)) as lam:
+            lam.edit(exp_id, rationale="CI caches", evidence="keep")
+        later = test.get(str(page.url))
+    said = '<div id="said" role="status" tabindex="-1" autofocus><p class="message">'
+    stored = "Edited: version 2 stored; its evidence restarts, as the new text earns its own verdict."
+    assert said + stored in page.text and said + stored in again.text, page.text
+    assert 'id="said"' not in later.text  # edited since: the line no longer holds
