@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 from lamar.cli.charts import evidence_chart, forest_plot
 from lamar.cli.render import lift, number, plural, scope_text, shorten, when
 from lamar.cli.show import provenance_lines
-from lamar.cli.standing import STANDINGS, merged_into, shown_interval, standing, verdict_changes
+from lamar.cli.standing import STANDINGS, merged_into, shown_interval, standing, standing_of, verdict_changes
 from lamar.cli.timeline import Appearance, EvidencePoint
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
@@ -234,10 +234,14 @@ def _evidence_cell(ev: Mapping[str, Any] | Evidence | None) -> str:
     data = ev.to_dict() if isinstance(ev, Evidence) else ev
     # A report file can be edited by hand: every field is shown as a number or escaped text.
     low, high, mid = (_number(data.get(name)) for name in ("lower", "upper", "lift"))
-    # The lesson as it stands now is named as the lessons page names it (dropped among them); a report's
-    # copy holds the verdict alone.
-    badge = (_verdict(ev) if isinstance(ev, Evidence)
-             else f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span>')
+    # Then and now are named as the lessons page names a lesson (dropped among them): a report's copy from its
+    # verdict, estimate and bounds, or its verdict alone where a hand-edited report holds no standing's parts.
+    verdict, estimate = str(data.get("verdict")), _number(data.get("estimate"))
+    name = verdict if verdict not in ("helps", "harms", "unknown") else standing_of(
+        verdict, math.nan if estimate is None else estimate, -math.inf if low is None else low,
+        math.inf if high is None else high)
+    badge = (_verdict(ev) if isinstance(ev, Evidence) else f'<span class="verdict {escape(name.replace(" ", "-"))}"'
+             + (f' title="{escape(STANDINGS[name][1])}">' if name in STANDINGS else ">") + f"{escape(name)}</span>")
     return (f"{badge} "
             f"{escape(lift(mid, low, high))} {escape(shown_interval(low, high))}, "
             f"{escape(str(data.get('randomized', 0)))} randomized")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from lamar.cli.render import bound, interval, no_evidence, plural, when
 from lamar.experience import Experience
-from lamar.policy.dropped import DROP_MARGIN
+from lamar.policy.dropped import DROP_MARGIN, dropped_by
 from lamar.policy.history import EvidencePoint
 from lamar.policy.verdicts import Evidence
 
@@ -31,13 +31,18 @@ def standing(ev: Evidence) -> str:
     and one with too little evidence to say anything. Each gets its own name and colour here; the
     verdict itself (helps, harms, unknown) is unchanged.
     """
-    if ev.verdict.value != "unknown":
-        return ev.verdict.value
-    if ev.dropped:
+    return standing_of(ev.verdict.value, ev.estimate, ev.lower, ev.upper)
+
+
+def standing_of(verdict: str, estimate: float, lower: float, upper: float) -> str:
+    """`standing` of evidence given by its parts, as a sleep report's copy holds them (a bound unknown: infinite)."""
+    if verdict != "unknown":
+        return verdict
+    if dropped_by(verdict, estimate):
         return "dropped"
-    if no_evidence(ev.lower, ev.upper):
+    if no_evidence(lower, upper):
         return "unproven"
-    if -SMALL_EFFECT <= ev.lower and ev.upper <= SMALL_EFFECT:
+    if -SMALL_EFFECT <= lower and upper <= SMALL_EFFECT:
         return "no effect"
     return "unproven"
 
@@ -112,4 +117,4 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
 
 
 __all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "merged_into", "no_evidence", "shown_interval",
-           "standing", "status_label", "status_text", "verdict_changes"]
+           "standing", "standing_of", "status_label", "status_text", "verdict_changes"]

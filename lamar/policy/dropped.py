@@ -20,7 +20,12 @@ RETIRE_AFTER = 200
 def is_dropped(ev: Evidence) -> bool:
     """Whether the selection has dropped the lesson: no verdict, and the selection's estimate of its lift
     below -DROP_MARGIN (Thompson sampling then draws it above zero, and chooses it, only now and then)."""
-    return ev.verdict.value == "unknown" and math.isfinite(ev.estimate) and ev.estimate < -DROP_MARGIN
+    return dropped_by(ev.verdict.value, ev.estimate)
+
+
+def dropped_by(verdict: str, estimate: float) -> bool:
+    """`is_dropped` of a verdict and an estimate given apart, as a sleep report's copy of the evidence holds them."""
+    return verdict == "unknown" and math.isfinite(estimate) and estimate < -DROP_MARGIN
 
 
 def _utc(at: float) -> str:
@@ -59,4 +64,4 @@ def dropped_text(ev: Evidence) -> str:
             "the selection chooses, so its verdict stays unknown")
 
 
-__all__ = ["DROP_MARGIN", "RETIRE_AFTER", "dropped_text", "is_dropped", "unchosen_text"]
+__all__ = ["DROP_MARGIN", "RETIRE_AFTER", "dropped_by", "dropped_text", "is_dropped", "unchosen_text"]

@@ -129,3 +129,21 @@ def test_an_edit_stored_is_said_where_focus_opens(store: tuple[Path, str]) -> No
     stored = "Edited: version 2 stored; its evidence restarts, as the new text earns its own verdict."
     assert said + stored in page.text and said + stored in again.text, page.text
     assert 'id="said"' not in later.text  # edited since: the line no longer holds
+
+
+def test_a_reports_copy_of_the_evidence_is_named_as_the_evidence_now_is(store: tuple[Path, str]) -> None:
+    # A dropped lesson read "unknown" when proposed and "dropped" now, side by side: a change that never was.
+    import json
+
+    path, exp_id = store
+    copy = {"verdict": "unknown", "lift": None, "lower": None, "upper": None, "randomized": 3, "estimate": -1.15}
+    retire = {"id": "retire_x", "kind": "retire", "experience_ids": [exp_id], "reason": "dropped",
+              "evidence": {exp_id: copy}, "payload": {}, "expect": {}}
+    path.with_name("report.json").write_text(json.dumps({
+        "format": "lamar-sleep-report", "made_at": 0, "proposals": [retire], "dropped": [], "events_seen": 0,
+        "summary": {}}))
+    with client(path) as test:
+        page = test.get("/sleep").text
+    cells = page.split('data-id="retire_x"', 1)[1].split("<tbody>", 1)[1].split("</td>")
+    assert 'class="verdict dropped"' in cells[1], cells[1]  # when proposed
+    assert 'class="verdict unproven"' in cells[2], cells[2]  # now: no episode since, nothing estimated
