@@ -388,7 +388,16 @@ def _scrubbed(skipped: list[tuple[Rule, str]]) -> list[tuple[Rule, str]]:
     the blocks left out (refused, or describing), which are listed on screen and shown to a `model`."""
     from lamar.safety import scrub
 
-    return [(dataclasses.replace(rule, text=scrub(rule.text)[0]), why) for rule, why in skipped]
+    # Scrubbed once per distinct text: a repetitive file skips the same block thousands of times (each a
+    # repeat), and the credential scan is most of an import's time.
+    seen: dict[str, str] = {}
+
+    def scrubbed(text: str) -> str:
+        if text not in seen:
+            seen[text] = scrub(text)[0]
+        return seen[text]
+
+    return [(dataclasses.replace(rule, text=scrubbed(rule.text)), why) for rule, why in skipped]
 
 
 def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list[tuple[Rule, str]]]:

@@ -60,3 +60,24 @@ def test_a_rule_is_compared_only_with_the_rules_that_share_its_words(tmp_path: P
     assert copied == "a near-copy of CLAUDE.md:1"
     assert held.startswith("already held as exp_")
     assert compared <= 4 * rules  # each rule with the few that share its rarest words, not with every rule
+
+
+def test_a_block_repeated_through_a_file_is_scanned_for_credentials_once(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The blocks left out are scrubbed before they are listed; a repetitive file leaves the same ones out in every
+    # section, and the credential scan was most of the import's time.
+    import lamar.safety
+
+    block = "- Always run the linter.\n- Never skip the tests.\n\nThe parser reads the config file.\n"
+    (tmp_path / "CLAUDE.md").write_text("".join(f"\n## Part {i}\n\n{block}" for i in range(50)))
+    scanned: list[str] = []
+    scrub = lamar.safety.scrub
+
+    def counted(text: str) -> tuple[str, list[str]]:
+        scanned.append(text)
+        return scrub(text)
+
+    monkeypatch.setattr(lamar.safety, "scrub", counted)
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert len(plan.skipped) >= 50  # the description in every part, and the rules repeated after the first part
+    assert len(scanned) == len(set(scanned))
