@@ -92,6 +92,8 @@ _OBJECT = frozenset(["the", "a", "an", "all", "any", "each", "every", "your", "i
 _WHEN_TO = re.compile(r"\b(?:before|after|until|unless|so\s+that|to\s+keep|to\s+avoid|instead)\b", re.IGNORECASE)
 _STATES = re.compile(r"\b(?:is|are|was|were|has|have|happens|runs|lives|goes|takes|starts|fails|gets)\b",
                      re.IGNORECASE)
+_PASSES = re.compile(r"\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|succeed(?:s|ed|ing)?|break(?:s|ing)?|broken|green)\b",
+                     re.IGNORECASE)
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 # Possessive spaces around the condition, which starts at a letter: a run of spaces is taken one way only.
@@ -156,6 +158,7 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
     lines = text.splitlines()
     blocks = _blocks(lines)
     forbidden = forbidding_labels(lines)  # an item or a paragraph under "## Never" says what not to do
+    from lamar.rules.phrasings import marked_verdict
     from lamar.rules.takebacks import STRUCK, marked, takes_back, unstruck, withdrawn_mark
 
     rules: list[Rule] = []
@@ -164,7 +167,10 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
     taken = _taken_back(blocks, bodies, takes_back)
     for n, block in enumerate(blocks):
         body, struck = unstruck(bodies[n], _code_spans(bodies[n]) if "~~" in bodies[n] else [])
-        by = forbidden[block.line - 1] if not opens_forbidding(body) else ""
+        verdict, rest = marked_verdict(body)  # "❌ bare except clauses": a don't, whatever the heading says
+        verdict, body = (verdict, rest) if verdict and (_directs(rest) or not _status(rest)) else ("", body)
+        by = (verdict or forbidden[block.line - 1]) if verdict != "Do" and not opens_forbidding(body) else ""
+        body = f"Do: {body}" if verdict == "Do" and body and not _directs(body) else body
         rule = Rule(body, file, block.line, (*block.headings, *block.parents), forbidden_by=by)
         mark = withdrawn_mark(body)
         if n in taken or (struck and not body) or mark:  # the file takes it back: listed with why, not a rule
@@ -179,11 +185,19 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
             continue  # a label over its sub-items: their context, not a rule
         if len(body) > MAX_RULE:
             left.append((rule, f"{len(body)} characters: too long for one rule; split it into bullets"))
-        elif not (by or _directs(body)):
+        elif not (by or verdict or _directs(body)):
             left.append((rule, DESCRIBES))
         else:
             rules.append(rule)
     return rules, left
+
+
+def _status(text: str) -> bool:
+    """Whether a marked item reports how things stand ("✅ Tests pass on main", "❌ The nightly build fails"), which
+    its mark grades, rather than naming what to do or not to do."""
+    from lamar.rules.phrasings import states
+
+    return states(text) or bool(_STATES.search(text) or _PASSES.search(text))
 
 
 def _taken_back(blocks: list[_Block], bodies: list[str], takes_back: Callable[[str], bool]) -> dict[int, str]:

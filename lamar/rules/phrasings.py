@@ -83,6 +83,10 @@ def directs_otherwise(text: str) -> bool:
     return not _FINITE.search(named) and not _FOR_NOW.search(named)
 
 
+_DONT_MARKS = "❌✗✘🚫⛔"  # what rules files set before a bad example, or what not to do
+_DO_MARKS = "✅✔✓☑"
+
+
 def unmarked(text: str) -> str:
     """`text` without the symbols that mark its item (a warning sign before "Ask first: ...")."""
     import unicodedata
@@ -93,9 +97,22 @@ def unmarked(text: str) -> str:
     return text[n:]
 
 
+def marked_verdict(text: str) -> tuple[str, str]:
+    """The verdict a mark before an item gives it and the item without it: ("Don't", ...) after a cross ("❌ bare
+    except clauses"), ("Do", ...) after a check mark ("✅ pathlib for paths"), ("", text) for any other.
+
+    >>> marked_verdict("❌ bare except"), marked_verdict("✔️ Use pathlib"), marked_verdict("Use pathlib")
+    (("Don't", 'bare except'), ('Do', 'Use pathlib'), ('', 'Use pathlib'))
+    """
+    for marks, verdict in ((_DONT_MARKS, "Don't"), (_DO_MARKS, "Do")):
+        if text[:1] in marks:
+            return verdict, text.lstrip("".join(marks) + "\ufe0f ")
+    return "", text
+
+
 def states(text: str) -> bool:
     """Whether `text` has a verb that states, as a description does ("is", "runs", "contains", ...)."""
     return bool(_FINITE.search(text))
 
 
-__all__ = ["directs_otherwise", "states", "unmarked"]
+__all__ = ["directs_otherwise", "marked_verdict", "states", "unmarked"]
