@@ -4,7 +4,6 @@ a refused edit shows the form again with the reason and writes nothing."""
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,7 @@ from lamar import Experience, Lamar, Scope
 
 pytest.importorskip("starlette")
 
-from tests.integrations.ui.test_ui_trial import _get, serving
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
-    path = tmp_path / "lessons.db"
-    with Lamar(str(path)) as lam:
-        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    with serving(path) as url:
-        yield url, path, exp_id
+from tests.integrations.ui.test_ui_trial import _get
 
 
 def _lesson(path: Path, exp_id: str) -> tuple[Experience, int]:
@@ -30,8 +20,8 @@ def _lesson(path: Path, exp_id: str) -> tuple[Experience, int]:
         return lam.get(exp_id), lam.evidence(exp_id).restarts
 
 
-def test_a_lesson_is_edited_after_a_review(server: tuple[str, Path, str]) -> None:
-    url, path, exp_id = server
+def test_a_lesson_is_edited_after_a_review(served_lesson: tuple[str, Path, str]) -> None:
+    url, path, exp_id = served_lesson
     page = html.unescape(_get(url, f"/lessons/{exp_id}"))
     assert f"/lessons/{exp_id}/edit" in page
     form = html.unescape(_get(url, f"/lessons/{exp_id}/edit"))
@@ -54,9 +44,9 @@ def test_a_lesson_is_edited_after_a_review(server: tuple[str, Path, str]) -> Non
     ({"scope": "project"}, "KEY=VALUE"),
     ({}, "nothing to edit"),
 ])
-def test_a_refused_edit_shows_the_form_again_and_writes_nothing(server: tuple[str, Path, str],
+def test_a_refused_edit_shows_the_form_again_and_writes_nothing(served_lesson: tuple[str, Path, str],
                                                                 change: dict[str, str], words: str) -> None:
-    url, path, exp_id = server
+    url, path, exp_id = served_lesson
     before = path.read_bytes(), _lesson(path, exp_id)
     values = {"precondition": "the build fails", "action": "clear the cache", "rationale": "", "scope": "project=trace",
               **change, "confirm": "yes"}
@@ -65,10 +55,10 @@ def test_a_refused_edit_shows_the_form_again_and_writes_nothing(server: tuple[st
     assert _lesson(path, exp_id) == before[1]
 
 
-def test_an_edit_sent_twice_stores_once_and_shows_the_lesson_both_times(server: tuple[str, Path, str]) -> None:
+def test_an_edit_sent_twice_stores_once_and_shows_the_lesson_both_times(served_lesson: tuple[str, Path, str]) -> None:
     # A double click on "Yes, store it" sends the form twice; the second answer, the one the browser
     # shows, said the lesson "was edited since this form was opened" by the edit it had just stored.
-    url, path, exp_id = server
+    url, path, exp_id = served_lesson
     values = {"precondition": "the build  fails", "action": "clear DerivedData", "rationale": "",
               "scope": "project=trace", "version": "1", "confirm": "yes"}
     first = html.unescape(_get(url, f"/lessons/{exp_id}/edit", values))

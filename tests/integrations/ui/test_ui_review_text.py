@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from lamar import Experience, Lamar, Scope
+from lamar import Lamar
 
 pytest.importorskip("starlette")
 
-from tests.integrations.ui.test_ui_trial import _get, serving
+from tests.integrations.ui.test_ui_trial import _get
 
 # Typed: a right-to-left override that makes "evil" read "live", and a full-width "ＳＹＳ".
 TYPED = "rerun the job once before investigating \u202eevil\u202c on ＳＹＳ"
 STORED = "rerun the job once before investigating evil on SYS"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
-    path = tmp_path / "lessons.db"
-    with Lamar(str(path)) as lam:
-        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    with serving(path) as url:
-        yield url, path, exp_id
 
 
 def _question(page: str) -> str:
@@ -41,8 +31,8 @@ def _actions(path: Path) -> list[str]:
         return [e.action for e in lam.experiences()]
 
 
-def test_the_add_review_shows_the_text_the_store_keeps(server: tuple[str, Path, str]) -> None:
-    url, path, _ = server
+def test_the_add_review_shows_the_text_the_store_keeps(served_lesson: tuple[str, Path, str]) -> None:
+    url, path, _ = served_lesson
     form = {"precondition": "the CI runner flakes", "action": TYPED, "rationale": "", "scope": "project=trace"}
     shown = _question(_get(url, "/add", form))
     assert STORED in shown and "\u202e" not in shown, ascii(shown)
@@ -50,8 +40,8 @@ def test_the_add_review_shows_the_text_the_store_keeps(server: tuple[str, Path, 
     assert _actions(path)[-1] == STORED
 
 
-def test_the_many_review_shows_the_text_the_store_keeps(server: tuple[str, Path, str]) -> None:
-    url, path, _ = server
+def test_the_many_review_shows_the_text_the_store_keeps(served_lesson: tuple[str, Path, str]) -> None:
+    url, path, _ = served_lesson
     text = f"- When the CI runner flakes, {TYPED}\n"
     shown = _question(_get(url, "/add/many", {"lessons": text, "scope": ""}))
     assert STORED in shown and "\u202e" not in shown, ascii(shown)
@@ -59,8 +49,8 @@ def test_the_many_review_shows_the_text_the_store_keeps(server: tuple[str, Path,
     assert _actions(path)[-1] == STORED
 
 
-def test_the_edit_review_shows_the_text_the_store_keeps(server: tuple[str, Path, str]) -> None:
-    url, path, exp_id = server
+def test_the_edit_review_shows_the_text_the_store_keeps(served_lesson: tuple[str, Path, str]) -> None:
+    url, path, exp_id = served_lesson
     form = {"precondition": "the build fails", "action": TYPED, "rationale": "", "scope": "project=trace",
             "version": "1"}
     shown = _question(_get(url, f"/lessons/{exp_id}/edit", form))
@@ -69,8 +59,8 @@ def test_the_edit_review_shows_the_text_the_store_keeps(server: tuple[str, Path,
     assert _actions(path) == [STORED]
 
 
-def test_keeping_the_evidence_is_not_refused_for_a_space_the_store_drops(server: tuple[str, Path, str]) -> None:
-    url, _, exp_id = server
+def test_keeping_the_evidence_is_not_refused_for_a_space_the_store_drops(served_lesson: tuple[str, Path, str]) -> None:
+    url, _, exp_id = served_lesson
     form = {"precondition": "the build  fails ", "action": "clear the cache ", "rationale": "it is stale",
             "scope": "project=trace", "version": "1", "keep": "yes"}
     page = html.unescape(_get(url, f"/lessons/{exp_id}/edit", form))

@@ -4,7 +4,6 @@ not cancelled by the page following the store: a reload while the answer is awai
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,20 +15,11 @@ pytest.importorskip("selenium")
 from selenium.webdriver.common.by import By
 
 from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
-from tests.integrations.ui.test_ui_trial import serving
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
-    path = tmp_path / "lessons.db"
-    with Lamar(str(path)) as lam:
-        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    with serving(path) as url:
-        yield url, path, exp_id
-
-
-def test_a_page_whose_form_was_sent_is_not_reloaded_under_it(browser, store: tuple[str, Path, str]) -> None:  # noqa: F811
-    url, path, exp_id = store
+def test_a_page_whose_form_was_sent_is_not_reloaded_under_it(browser,  # noqa: F811
+                                                             served_lesson: tuple[str, Path, str]) -> None:
+    url, path, exp_id = served_lesson
     browser.get(url)
     browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/erase")
     # The answer is held back (as a slow erase or a locked store holds it): the form is sent, no page comes yet.
@@ -42,8 +32,9 @@ def test_a_page_whose_form_was_sent_is_not_reloaded_under_it(browser, store: tup
     assert browser.execute_script("return window.sentHere === true"), "the page reloaded under the form it sent"
 
 
-def test_a_page_with_no_form_sent_still_follows_the_store(browser, store: tuple[str, Path, str]) -> None:  # noqa: F811
-    url, path, exp_id = store
+def test_a_page_with_no_form_sent_still_follows_the_store(browser,  # noqa: F811
+                                                          served_lesson: tuple[str, Path, str]) -> None:
+    url, path, exp_id = served_lesson
     browser.get(url)
     browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/erase")
     browser.execute_script("window.sentHere = true;")
@@ -55,13 +46,14 @@ def test_a_page_with_no_form_sent_still_follows_the_store(browser, store: tuple[
     assert not browser.execute_script("return window.sentHere === true"), "the page did not follow the store"
 
 
-def test_a_form_waiting_for_a_locked_store_says_it_was_sent(browser, store: tuple[str, Path, str]) -> None:  # noqa: F811
+def test_a_form_waiting_for_a_locked_store_says_it_was_sent(browser,  # noqa: F811
+                                                            served_lesson: tuple[str, Path, str]) -> None:
     # Yes, retire on a store another process holds locked: the page sat as it was, as if the click had been
     # missed, for as long as the write waited; a user clicked again, or left.
     import sqlite3
     import threading
 
-    url, path, exp_id = store
+    url, path, exp_id = served_lesson
     browser.get(url)
     browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/retire")
     held = threading.Event()
