@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +141,23 @@ def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any
     """An event as Claude Code documents it: the common fields plus the event's own."""
     return {"session_id": session, "transcript_path": str(cwd / ".no-transcript.jsonl"), "cwd": str(cwd),
             "permission_mode": "default", "hook_event_name": event, **fields}
+
+
+ClaudeRun = Callable[..., tuple[subprocess.CompletedProcess[str], list[bytes]]]
+
+
+@pytest.fixture
+def claude_answered(repo: Path, env: dict[str, str]) -> ClaudeRun:
+    """`claude -p ARGS` (the real binary) run in `repo` against the local stand-in for the Messages API, which is
+    shut down after it: returns the run and the requests Claude Code sent (`server.bodies`)."""
+    from .fake_anthropic import serve
+    from .test_claude_code_real_cli import _claude
+
+    def run(*args: str) -> tuple[subprocess.CompletedProcess[str], list[bytes]]:
+        server, url = serve(str(repo))
+        try:
+            return _claude(repo, env, url, *args), server.bodies
+        finally:
+            server.shutdown()
+
+    return run

@@ -11,6 +11,7 @@ import pytest
 
 from lamar import Lamar
 
+from .conftest import ClaudeRun
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import _claude
 
@@ -57,7 +58,8 @@ _ASKS = {"user command": ("~/.claude/commands/foo.md", "Explain why the code in 
                                                (("project command", "project skill"), "project skill"),
                                                (("user command", "project skill"), "project skill")])
 def test_a_command_defined_twice_is_read_as_claude_code_expands_it(files: tuple[str, str], winner: str, repo: Path,
-                                                                    env: dict[str, str], store: Path) -> None:
+                                                                    env: dict[str, str], store: Path,
+                                                                    claude_answered: ClaudeRun) -> None:
     """Lamar read the project's file first, while Claude Code (2.1.337) expands a user's command over a project's
     and a skill over a command: the task came from a prompt Claude never got."""
     subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "install", "--store", str(store)], cwd=repo,
@@ -67,14 +69,10 @@ def test_a_command_defined_twice_is_read_as_claude_code_expands_it(files: tuple[
         path = Path(where.replace("~", env["HOME"])) if where.startswith("~") else repo / where
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"---\nname: foo\ndescription: the {name}\n---\n{body}\n")
-    server, url = serve(str(repo))
-    try:
-        done = _claude(repo, env, url, "/foo cart.py")
-    finally:
-        server.shutdown()
+    done, bodies = claude_answered("/foo cart.py")
     assert done.returncode == 0, done.stderr
     expanded = [name for name, (_, body, _) in _ASKS.items()
-                if any(body.replace("$ARGUMENTS", "cart.py").encode() in sent for sent in server.bodies)]
+                if any(body.replace("$ARGUMENTS", "cart.py").encode() in sent for sent in bodies)]
     assert expanded == [winner]  # what Claude Code itself made of the prompt
     session = json.loads(done.stdout)["session_id"]
     state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())

@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .fake_anthropic import serve
-from .test_claude_code_real_cli import _claude
+from .conftest import ClaudeRun
 
 
 def _lamar(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -19,7 +18,7 @@ def _lamar(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
 
 
 def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env: dict[str, str], store: Path,
-                                                                 tmp_path: Path) -> None:
+                                                                 tmp_path: Path, claude_answered: ClaudeRun) -> None:
     # A sleep without --traces only consolidates: it said "0 proposals, 0 dropped" and nothing of the
     # sessions the hooks had traced for it, so a user took it that there was nothing to learn from them.
     assert _lamar(repo, env, "claude-code", "install", "--store", str(store)).returncode == 0
@@ -28,11 +27,7 @@ def test_a_sleep_without_traces_names_the_turns_the_hooks_traced(repo: Path, env
     assert before.returncode == 0, before.stderr
     assert "not mined" not in before.stdout  # no session yet, nothing to name
     assert "not mined" not in _lamar(repo, env, "stats").stdout
-    server, url = serve(str(repo))
-    try:
-        done = _claude(repo, env, url, "please create version.py with the version number")
-    finally:
-        server.shutdown()
+    done, _ = claude_answered("please create version.py with the version number")
     assert done.returncode == 0, done.stderr
     assert len(traces.read_text().splitlines()) == 1  # the session's end traced its one turn
     asleep = _lamar(repo, env, "sleep")  # the store the installed hooks name, as a user in the repository runs it
