@@ -153,16 +153,13 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # A session that ended and is resumed: its next prompt still speaks for the last episode,
         # whose ACCEPTED came only from the silence at the end.
         tentative = record.get("signal") == "accepted" and record.get("by_end")
-        # A turn that committed its own work shipped at its Stop, before anyone read it: a correction that
-        # follows says the work was wrong, and the commit, already counted, is no new reading to outweigh it.
+        # A turn whose own commit shipped it before anyone read it: a correction still says its work was wrong.
         shipped = record.get("signal") == "shipped" and isinstance(record.get("commit"), str)
         if record.get("signal") is None or tentative or shipped:
             signal, why = read_followup(previous.get("words", []), prompt, config.corrected, config.reasked_overlap)
-            if shipped and signal == "corrected":
-                _report(state, previous["episode"], signal, f"{why}, after its commit {record['commit'][:12]}", lam,
-                        paths, now)
-            elif not shipped and not (tentative and signal == "accepted"):
+            if signal == "corrected" if shipped else not (tentative and signal == "accepted"):
                 record.pop("by_end", None)
+                why += f", after its commit {record['commit'][:12]}" if shipped else ""
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     # The file the session last edited in this repository says which folder it works in.
     edited = previous.get("edited") if previous and repo and previous.get("repo") == repo else None
