@@ -137,6 +137,16 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
 
 
+@pytest.fixture
+def market(tmp_path: Path) -> Path:
+    """A copy of the repository's marketplace and plugin with no clone of Lamar around it, as Claude Code's cache
+    holds the plugin: read from this tree, the plugin's launcher would find this clone's own .venv."""
+    root = tmp_path / "market"
+    shutil.copytree(ROOT / ".claude-plugin", root / ".claude-plugin")
+    shutil.copytree(ROOT / "plugins", root / "plugins")
+    return root
+
+
 def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
     """An event as Claude Code documents it: the common fields plus the event's own."""
     return {"session_id": session, "transcript_path": str(cwd / ".no-transcript.jsonl"), "cwd": str(cwd),

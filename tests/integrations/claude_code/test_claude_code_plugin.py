@@ -61,8 +61,8 @@ def _launch(event: dict[str, object], env: dict[str, str]) -> subprocess.Complet
                           capture_output=True, timeout=120, check=False)
 
 
-def test_without_a_python_the_hook_exits_0_and_says_what_to_set(tmp_path: Path, repo: Path) -> None:
-    env = {"HOME": str(tmp_path / "home"), "PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+def test_without_a_python_the_hook_exits_0_and_says_what_to_set(tmp_path: Path, repo: Path, market: Path) -> None:
+    env = {"HOME": str(tmp_path / "home"), "PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(market / "plugins" / "lamar"),
            "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
     if subprocess.run(["/bin/sh", "-c", "python3 -c 'import lamar_claude_code'"], env=env,
                       capture_output=True, check=False).returncode == 0:
@@ -240,13 +240,15 @@ def _python_without_lamar(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("option", ["unset", "missing", "without lamar"])
-def test_while_lamar_cannot_run_each_session_start_tells_the_user(tmp_path: Path, repo: Path, option: str) -> None:
+def test_while_lamar_cannot_run_each_session_start_tells_the_user(tmp_path: Path, repo: Path, option: str,
+                                                                  market: Path) -> None:
     """Every hook exited 0 with only a line in the plugin's log, so a user whose python option was
     unset or wrong believed Lamar was learning. Each session's start now says so, as JSON whose
     systemMessage Claude Code shows the user; no other event says anything."""
     bin_dir = _python_without_lamar(tmp_path)
     data = tmp_path / "data"
-    env = {"HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}:{BARE_PATH}", "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+    env = {"HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}:{BARE_PATH}",
+           "CLAUDE_PLUGIN_ROOT": str(market / "plugins" / "lamar"),
            "CLAUDE_PLUGIN_DATA": str(data)}
     named = {"unset": "", "missing": str(tmp_path / "no-such-python"), "without lamar": str(bin_dir / "python3")}
     if named[option]:
@@ -283,9 +285,9 @@ def test_while_lamar_cannot_run_each_session_start_tells_the_user(tmp_path: Path
 
 
 def test_claude_shows_the_notice_to_the_user_and_never_to_the_model(
-        claude_env: dict[str, str], repo: Path, tmp_path: Path) -> None:
+        claude_env: dict[str, str], repo: Path, tmp_path: Path, market: Path) -> None:
     env = {**claude_env, "PATH": f"{_python_without_lamar(tmp_path)}:{BARE_PATH}"}
-    assert _claude(env, "plugin", "marketplace", "add", str(ROOT)).returncode == 0
+    assert _claude(env, "plugin", "marketplace", "add", str(market)).returncode == 0
     installed = _claude(env, "plugin", "install", "lamar@lamar")  # the python option left unset
     assert installed.returncode == 0, installed.stdout + installed.stderr
     _trust(env, repo)
