@@ -14,7 +14,7 @@ import pytest
 
 from lamar import Lamar
 
-from .conftest import BARE_PATH, ROOT, payload
+from .conftest import BARE_PATH, ROOT, git, payload
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import CLAUDE
 
@@ -84,6 +84,22 @@ def test_claude_with_plugin_dir_learns_with_no_step_after_the_clones_install(tmp
     assert state["last"]["session"] == session and state["last"]["event"] == "SessionEnd", state["last"]
     with Lamar(str(store)) as lam:
         assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 1  # the store the hooks made
+    # Claude Code hands a --plugin-dir plugin's MCP server the literal ${CLAUDE_PLUGIN_DATA} of .mcp.json: taken as
+    # a folder, the launcher made it in the project, with its log and the interpreter it remembered.
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() == ["?? version.py"]
+
+
+def test_a_data_folder_left_unexpanded_or_relative_is_not_made_in_the_project(tmp_path: Path, repo: Path,
+                                                                               market: Path) -> None:
+    for data in ("${CLAUDE_PLUGIN_DATA}", "data"):
+        env = {"HOME": str(tmp_path / "home"), "PATH": BARE_PATH, "CLAUDE_PLUGIN_DATA": data,
+               "CLAUDE_PLUGIN_ROOT": str(market / "plugins" / "lamar")}
+        done = subprocess.run(["/bin/sh", "-c", '"${CLAUDE_PLUGIN_ROOT}/scripts/lamar-plugin" mcp'], cwd=repo,
+                              env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 1, done  # no Python with Lamar here: said, and logged in the home folder
+        assert git(repo, "status", "--porcelain", "--untracked-files=all") == "", data
+        assert "no Python with Lamar installed" in (tmp_path / "home" / ".lamar" / "lamar-plugin.log").read_text()
 
 
 def test_a_clone_with_no_environment_yet_is_named_with_the_install_that_makes_it(tmp_path: Path, clone: Path,
