@@ -240,6 +240,7 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
                          "that is gone); it was left as it is: point it at the store, or name the store's own path")
     if is_file_location(location) and not path.exists():
         beside = store_beside(path)
+        plugin = _plugin_default(path) if location == DEFAULT_STORE and beside is None else None
         # A path the user named is more likely a typo than a wish for another store: "pass --store"
         # would be advice they already followed.
         if location == DEFAULT_STORE:
@@ -252,7 +253,9 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
         raise NoStore(path, f"no store at {Path(location).expanduser()}: " + (fix or (
             f"{where} (a new store is created by `{_lamar()} add --create` or `{_lamar()} import`)"))
             + (f"; there is one at {beside}: pass --store {beside}, or export "
-               f"{STORE_ENV}={beside} for every command" if beside else ""))
+               f"{STORE_ENV}={beside} for every command" if beside else "")
+            + (f"; the Claude Code plugin's hooks write to {plugin}: pass --store {plugin}, or export "
+               f"{STORE_ENV}={plugin} for every command" if plugin else ""))
     if location.startswith(("postgresql://", "postgres://")):
         from lamar.store.postgres.store import namespace_missing
         from lamar.store.postgres.url import parse_url
@@ -263,6 +266,17 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
             raise StoreError(f"no store at {shown}: {missing[0]}; " + (fix or (
                 f"{missing[1]} (a new store is created by `{_lamar()} add --create` or "
                 f"`{_lamar()} import`)")))
+
+
+def _plugin_default(path: Path) -> str | None:
+    """The store Lamar's Claude Code plugin makes when its `store` option is unset, when it exists and is not
+    `path`: a plugin loaded with `claude --plugin-dir` is listed in no settings file that `store_source` reads."""
+    try:
+        from lamar_claude_code.quick import plugin_store
+    except ImportError:  # without the integration no plugin runs Lamar
+        return None
+    found = plugin_store({key: value for key, value in os.environ.items() if key in ("HOME", "XDG_DATA_HOME")})
+    return found if Path(found) != path and Path(found).is_file() else None
 
 
 def store_beside(path: Path) -> Path | None:

@@ -61,6 +61,12 @@ def test_the_launcher_runs_the_clones_own_environment_with_no_option(tmp_path: P
     checked = subprocess.run([str(clone / "plugins" / "lamar" / "scripts" / "lamar-plugin"), "check"], env=env,
                              capture_output=True, text=True, timeout=120, check=False)
     assert checked.stdout.startswith(f"python {clone / '.venv' / 'bin' / 'python'}, store {store}"), checked
+    # A plugin loaded with --plugin-dir is in no settings file, so `lamar stats` reads the default store: its
+    # "no store at ~/.lamar/experience.json" must name the store the plugin's hooks made.
+    stats = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-m", "lamar.cli", "stats"], cwd=repo,
+                           env={"HOME": env["HOME"], "PATH": BARE_PATH}, capture_output=True, text=True,
+                           timeout=120, check=False)
+    assert f"the Claude Code plugin's hooks write to {store}: pass --store {store}" in stats.stderr, stats.stderr
 
 
 def test_claude_with_plugin_dir_learns_with_no_step_after_the_clones_install(tmp_path: Path, clone: Path,
