@@ -91,7 +91,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "
           f"(of the {live} not retired)")
     if live and not verdict["helps"] and not verdict["harms"]:
-        print(_no_proof_yet(holdout))
+        print(_no_proof_yet(holdout, data["store"]))
     print(f"episodes   {data['episodes']}: {data['reports']} reported, {data['unreported']} never reported "
           f"({data['unreported_share']:.1%})")
     print(f"holdout    {data['holdout_rate']:.1%} of wanted lessons withheld; estimated cost "
@@ -108,7 +108,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _no_proof_yet(holdout: float) -> str:
+def _no_proof_yet(holdout: float, store: str) -> str:
     """What a store with no verdict yet can expect, under the verdicts line: a young store reads as broken."""
     from lamar.policy.config import SOONER, Policy, holdout_lever
 
@@ -118,8 +118,8 @@ def _no_proof_yet(holdout: float) -> str:
     else:
         when = ("a solo store's first proofs take a year or more (a team's, weeks)" if holdout == Policy().holdout
                 else "a proof costs a lesson about 220 held-out episodes")
-        sooner = (f"; a higher holdout ({holdout_lever()}) proves sooner, at the reward the held-out episodes "
-                  "give up") if holdout < SOONER else ""
+        sooner = (f"; a higher holdout ({holdout_lever(store=store)}) proves sooner, at the reward the held-out "
+                  "episodes give up") if holdout < SOONER else ""
         said = (f"none proven yet, as expected in a young store: at holdout={holdout:g} {when}, and the selection "
                 f"already favours what helps{sooner} {volume}")
     return filled(said, 113, " " * 11, " " * 11)

@@ -142,8 +142,9 @@ def coin_off(lam: Lamar, exp: Experience, ev: Evidence) -> str:
             f"(at its estimated lift, {number(rows[0].estimate)}, its bound would not decide within {REACH:g} "
             f"times the {ev.eligible} episodes it has been eligible in), so it is chosen on that estimate and its "
             "verdict stays unknown; `lamar recall --dry-run KEY=VALUE ...` shows the coin in a context. "
-            f"A higher holdout ({holdout_lever()}) brings verdicts within reach sooner, at the reward the held-out "
-            "episodes give up (docs/decisions.md, \"The evidence coin, and where it is spent\")")
+            f"A higher holdout ({holdout_lever(store=lam.store.location)}) brings verdicts within reach sooner, at "
+            "the reward the held-out episodes give up (docs/decisions.md, \"The evidence coin, and where it is "
+            "spent\")")
 
 
 def _print_lesson(exp: Experience, ev: Evidence) -> None:

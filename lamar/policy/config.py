@@ -26,11 +26,18 @@ SETTLING = ("pending_after", "pending_outcome")
 SOONER = 0.15  # the holdout a message proposes to prove sooner: docs/decisions.md prices it
 
 
-def holdout_lever(rate: float = SOONER) -> str:
+def holdout_lever(rate: float = SOONER, store: str | None = None) -> str:
     """How a reader sets the holdout to `rate`, worded once for every message that names the lever: the hooks'
-    install option for a Claude Code user, the keyword for a Python one (the CLI then reads the store so)."""
-    return (f"`lamar claude-code install --holdout {rate:g}` for Claude Code's hooks, Lamar(..., holdout={rate:g}) "
-            "in Python")
+    install option for a Claude Code user, the keyword for a Python one (the CLI then reads the store so).
+    `store` is named in the install: without --store, install would move the hooks to the default store."""
+    import shlex
+
+    from lamar.program import program_name
+
+    # A database URL is shown without its password, which an install could not connect with: left to the reader.
+    where = f" --store {shlex.quote(store)}" if store and "://" not in store else ""
+    return (f"`{program_name()} claude-code install{where} --holdout {rate:g}` for Claude Code's hooks, "
+            f"Lamar(..., holdout={rate:g}) in Python")
 
 
 def without_retired(tuning: Mapping[str, Any], *, warn: bool = True) -> dict[str, Any]:

@@ -83,7 +83,7 @@ def test_stats_with_no_verdict_yet_says_when_to_expect_one(run_cli, tmp_path):
     end = next(j for j, line in enumerate(lines) if line.startswith("episodes "))
     said = " ".join(line.strip() for line in lines[at + 1:end])
     assert "docs/gym.md" in said and "holdout=0.15" in said and "year" in said, said
-    command = "`lamar claude-code install --holdout 0.15`"
+    command = f"claude-code install --store {store} --holdout 0.15`"  # the store read, not the default
     assert any(command in line for line in lines[at + 1:end]), lines  # on one line, to be copied as printed
 
 
@@ -336,7 +336,7 @@ def test_show_of_a_chosen_lesson_without_a_coin_says_its_verdict_is_out_of_reach
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split("\n\nprovenance")[0].split())
     assert "coin none where its scope is recalled: at holdout=0.04 its verdict is out of reach" in said, said
-    assert "lamar recall --dry-run" in said and holdout_lever() in said, said
+    assert "lamar recall --dry-run" in said and holdout_lever(store=str(store)) in said, said
     assert '"The evidence coin, and where it is spent"' in said, said
     shown = out.stdout.split("\n\nprovenance")[0].splitlines()
     commands = [span for span in said.split("`")[1::2] if span.startswith("lamar ")]

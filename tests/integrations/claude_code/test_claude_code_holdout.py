@@ -86,7 +86,8 @@ def test_install_refuses_a_holdout_no_engine_takes(repo: Path, env: dict[str, st
 
 def test_a_store_at_the_default_names_the_install_option(repo: Path, env: dict[str, str], store: Path) -> None:
     shown = cli(env, repo, "stats", "--store", str(store))
-    assert "lamar claude-code install --holdout 0.15" in shown.stdout.replace("\n" + " " * 11, " ")
+    # With the store named: an install without --store would move the hooks to the default store.
+    assert f"claude-code install --store {store} --holdout 0.15`" in shown.stdout.replace("\n" + " " * 11, " ")
 
 
 def test_the_plugins_holdout_option_reaches_its_hooks_engine(tmp_path: Path, repo: Path) -> None:
