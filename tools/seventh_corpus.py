@@ -2,19 +2,24 @@
 carry, role markers in other languages and in HTML character references, and scrub's public keys and split keys.
 
     python tools/seventh_corpus.py [--all]
+    python tools/seventh_corpus.py --speed [--against <other checkout>]   # scrub's time per value
 """
 
 from __future__ import annotations
 
 import html
+import os
 import random
 import re
 import string
+import subprocess
 import sys
+import time
 import unicodedata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+# --against runs this file again on another checkout, named by this variable.
+ROOT = Path(os.environ.get("SEVENTH_CORPUS_TREE") or Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(ROOT))
 
 from lamar.safety import prompt_safe, scrub
@@ -268,7 +273,46 @@ def score(show_all: bool) -> dict[str, tuple[int, int, int, int]]:
     return figures
 
 
+def speed() -> dict[str, float]:
+    """Microseconds `scrub` takes per value: each group's values, best of five rounds."""
+    values = {
+        "corpus values": [text for text, _ in SCRUB] + [text for text, _ in DANGEROUS + ROLE_LINES + TAGS],
+        "public blocks": [text for text, want in SCRUB if not want and "-----" in text],
+        "8 KB of key lines": ["\n".join(rs(64, B64) for _ in range(128))],
+        "8 KB of armour": [pgp_public() * 8],
+    }
+    best = {}
+    for name, texts in values.items():
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for text in texts:
+                scrub(text)
+            times.append((time.perf_counter() - start) / len(texts) * 1e6)
+        best[name] = min(times)
+    return best
+
+
 def main() -> int:
+    if "--speed" in sys.argv:
+        trees = {"this tree": speed()}
+        if "--against" in sys.argv:
+            other = sys.argv[sys.argv.index("--against") + 1]
+            env = {**os.environ, "SEVENTH_CORPUS_TREE": other, "PYTHONPATH": other}
+            out = subprocess.run(
+                [sys.executable, __file__, "--speed", "--json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            trees[other] = {k: float(v) for k, v in (line.split("\t") for line in out.splitlines())}
+        if "--json" in sys.argv:
+            print("\n".join(f"{k}\t{v}" for k, v in trees["this tree"].items()))
+            return 0
+        for tree, figures in trees.items():
+            print(tree + ": " + ", ".join(f"{k} {v:.0f} us" for k, v in figures.items()))
+        return 0
     figures = score("--all" in sys.argv)
     print()
     for title, (caught, wanted, flagged, ordinary) in figures.items():

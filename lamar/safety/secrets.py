@@ -47,7 +47,7 @@ from lamar.safety.assignments import (
 )
 from lamar.safety.contexts import CONTEXT_RULES
 from lamar.safety.disguised import concatenated_spans, disguised_spans, redact_spans, split_behind
-from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
+from lamar.safety.entropy import BODY, RUN, decodes_to_prose, in_public_block, looks_random
 from lamar.safety.files import (
     PGPASS,
     TERRAFORM_DEFAULT,
@@ -147,7 +147,7 @@ def _not_random(match: re.Match[str]) -> bool:
     # digest in unpadded base64, always 43 characters.
     if before == "SHA256:" and len(match.group("secret")) == 43:
         return True
-    return not looks_random(match.group("secret")) or decodes_to_prose(match.group("secret"))
+    return not looks_random(match.group("secret")) or decodes_to_prose(match.group("secret")) or in_public_block(match)
 
 
 def _not_a_discord_id(match: re.Match[str]) -> bool:
@@ -320,8 +320,8 @@ A caller that scrubs a piece of a long text must drop the piece's last REACH cha
 # Azure key, a PEM body).
 _RANDOM = _Rule("random-string", RUN, _not_random)
 # Before it, a block of key lines, judged whole: one line of it may look plain by chance.
-_BODY = _Rule("random-string", BODY, lambda match: not looks_random("".join(match.group("secret").split()))
-              or decodes_to_prose(match.group("secret")))
+_BODY = _Rule("random-string", BODY, lambda match: in_public_block(match)
+              or not looks_random("".join(match.group("secret").split())) or decodes_to_prose(match.group("secret")))
 # Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
 # An AWS key id is one too, but in RULES it is no token: those skip text without a long key run
 # (a run with a digit), and an id's body holds no digit about one time in thirty.
@@ -468,8 +468,8 @@ def _apply(rule: _Rule, text: str, kinds: list[str], hay: Haystack | None = None
             continue
         replacement = _redact(match, rule, kinds)
         if replacement == match.group(0):
-            # Not a secret; its value may still start one ("note: PASSWORD=..."), so look again there.
-            pos = max(match.start() + 1, match.start("secret"))
+            # A value may start a secret ("note: PASSWORD=..."); a block judged whole is not re-read line by line.
+            pos = match.end() if rule.pattern is BODY else max(match.start() + 1, match.start("secret"))
             continue
         pieces += [text[done : match.start()], replacement]
         done = pos = match.end()
