@@ -34,7 +34,8 @@ _RUNNER = (
 )
 # A decoder whose output is a program: base64, base32, hex or uuencoded text written out to run.
 _DECODE = (
-    r"(?:base(?:64|32)\s+(?:-\S+\s+)*?(?:-[a-z]*d[a-z]*|--decode)\b|openssl\s+(?:enc\s+)?-?base64\b[^\n|;&]{0,100}?\s-d\b"
+    r"(?:base(?:64|32)\s+(?:-\S+\s+)*?(?:-[a-z]*d[a-z]*|--decode)\b"
+    r"|openssl\s+(?:enc\s+)?-?base64\b[^\n|;&]{0,100}?\s-d\b"
     r"|xxd\s+(?:-\S+\s+)*?-[a-z]*r[a-z]*\b|uudecode\b)"
 )
 # A call that runs a string it decodes in place: Python's exec of b64decode or fromhex, JavaScript's eval of atob.

@@ -132,7 +132,8 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\b(?:drop|delete|wipe|erase|destroy|nuke)\s+(?:the\s+|all\s+)?(?:prod|production|live)\s+"
             r"(?:database|db|data|tables?|bucket|cluster)\b"
             r"|\bgit\s+reset\s+--hard\b[^\n]{0,200}?\bgit\s+clean\s+-[a-z]*(?:x[a-z]*f|f[a-z]*x)"
-            r"|\bkubectl\s+delete\s+(?:-\S+\s+)*(?:namespaces?|ns)\b|\bkubectl\s+delete\b[^\n;|&]{0,100}--all-namespaces\b"
+            r"|\bkubectl\s+delete\s+(?:-\S+\s+)*(?:namespaces?|ns)\b"
+            r"|\bkubectl\s+delete\b[^\n;|&]{0,100}--all-namespaces\b"
             r"|\b(?:terraform|tofu|pulumi|cdk)\s+destroy\b"
             r"|\baws\s+s3\s+rb\b|\baws\s+s3\s+rm\s+s3://\S+\s+--recursive|\b(?:gsutil|gcloud\s+storage)\s+rm\s+-r\b"
             r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
@@ -202,7 +203,8 @@ HARMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "sends secrets off the machine",
         re.compile(
-            r"\b(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|mail|paste|share|copy|leak|submit|dump)\w{0,4}\b"
+            r"\b(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|mail|paste|share|copy|leak|submit|dump)"
+            r"\w{0,4}\b"
             r"[^.\n]{0,40}?\b(?:env|environment(?:\s+variables)?|env\s+vars|printenv|all\s+(?:the\s+)?(?:secrets|"
             r"credentials|tokens|keys|passwords)|the\s+(?:secrets|credentials|api\s+keys|tokens|passwords))\b"
             r"[^\n]{0,80}?\b(?:to|at|into|onto|on|via)\s+[\"'<`]?(?:https?|ftps?|wss?)://"
