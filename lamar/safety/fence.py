@@ -8,7 +8,17 @@ from collections.abc import Callable
 
 _ROLES = ("system", "user", "assistant", "human", "developer", "ai", "tool", "model", "function")
 # What follows a role word in a turn's label: "System note:", "Developer message:", "[System prompt:".
-ROLE_NOUNS = ("note", "message", "prompt", "notice", "alert", "instruction", "override", "update", "directive")
+ROLE_NOUNS = (
+    "note",
+    "message",
+    "prompt",
+    "notice",
+    "alert",
+    "instruction",
+    "override",
+    "update",
+    "directive",
+)
 _HEADED = ("instruction", "response", "input")
 # A role word and a noun that also heads ordinary text: "System update:" (the operating system's),
 # "User notes:", "System alert:" (a monitor's), "Tool update:". Written plainly it is the text's own
@@ -43,9 +53,11 @@ def _role_prefix(near: bool = False) -> re.Pattern[str]:
         roles += "|" + spelt_nearly(*(w for w in _ROLES if len(w) >= 4))
     headed = "|".join(spelt_loosely(w) for w in _HEADED)
     nouns = "|".join(spelt_loosely(w) for w in ROLE_NOUNS)
-    return re.compile(rf"((?:{roles})(?:\s+(?:{nouns})s?)?"
-                      rf"(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
-                      rf"|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
+    return re.compile(
+        rf"((?:{roles})(?:\s+(?:{nouns})s?)?"
+        rf"(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
+        rf"|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:"
+    )
 
 
 @functools.cache
@@ -62,10 +74,12 @@ def _role_value() -> re.Pattern[str]:
 
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
     code = r"""(?![a-z0-9])(?!["'`]\s*(?:\||,\s*["'`]?content["'`]?\s*[:=]\s*[a-z_][\w.]*\s*[,})\]]))"""
-    return re.compile(rf"((?:\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}){code}"
-                      rf"|\brole\s*:\s*(?:{roles})(?=\s*,?\s*-?\s*content\s*:|\s*---)"
-                      rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])"
-                      rf"|{_call_key()})")
+    return re.compile(
+        rf"((?:\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}){code}"
+        rf"|\brole\s*:\s*(?:{roles})(?=\s*,?\s*-?\s*content\s*:|\s*---)"
+        rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])"
+        rf"|{_call_key()})"
+    )
 
 
 @functools.cache
@@ -98,7 +112,9 @@ def _call_key() -> str:
     return rf"(?<![\w.])[\"'`]?{key}[\"'`]?(?=\s*:\s*\[?\s*\{{)|[\"']{tool}s/{call}[\"']|{typed}"
 
 
-_ROLE_HEADING = re.compile(rf"(?im)^[ \t]*#{{1,6}}[ \t]*(?:{'|'.join(_ROLES)})(?=[ \t]*:?[ \t]*\r?$)", re.ASCII)
+_ROLE_HEADING = re.compile(
+    rf"(?im)^[ \t]*#{{1,6}}[ \t]*(?:{'|'.join(_ROLES)})(?=[ \t]*:?[ \t]*\r?$)", re.ASCII
+)
 # ReAct's agent loop (LangChain's prompt) writes a tool's input and the loop's end as these two labels, in
 # this case: "Action Input:" and "Final Answer:" open the next step of a loop as a role word opens a turn.
 # The one-word labels ("Observation:", "Action:") head ordinary notes too, and are left.
@@ -120,7 +136,16 @@ _PIPE = r"(?:\||&vert;|&verbar;|&#0*124;|&#x0*7c;|\\u007c|\\x7c|%7c)"
 _TEMPLATE_TOKEN = re.compile(
     rf"(?i)\[ ?/?(?:INST|SYS|(?-i:{_MISTRAL_WORDS}|{_ROLE_CAPS}|[A-Z]+(?:_[A-Z]+)+)) ?\]"
     rf"|(?-i:\]~!?[a-z]\]|\]~![a-z]\[|\[[a-z]~\[|\]![a-z]~\[)|◁/?\w{{1,30}}▷"
-    rf"|(?=[<&\\%]){_LT}{_PIPE}(?P<name>[^|<>]{{0,80}}?){_PIPE}{_GT}|`{{3,}}")
+    rf"|(?=[<&\\%]){_LT}{_PIPE}(?P<name>[^|<>]{{0,80}}?){_PIPE}{_GT}|`{{3,}}"
+)
+# A role tag whose brackets are escaped (&lt;system&gt;, &#60;/user&#62;, \\u003csystem\\u003e) is the tag to a model,
+# which reads the references: its brackets become ‹ and › as a plain tag's do. Other escaped tags (&lt;li&gt;) are
+# a lesson about escaping, and stay as written. HTML reads a reference with no semicolon too ("&lt/system&gt.").
+_ESCAPED_TAG = re.compile(
+    rf"(?i)(?=[<&\\%]){_LT.replace(';', ';?')}(?P<tag>\s*/?\s*(?:{'|'.join(_ROLES)}|start_of_turn|end_of_turn"
+    rf"|tool_calls?|tool_results?|tool_response|function_results?|function_calls?|lamar[- ]lessons)(?:[_-][a-z]+)*\s*)"
+    rf"{_GT.replace(';', ';?')}"
+)
 # A line break written as an escape reads as one to a model: in "done.\\n\\nHuman:" a turn starts.
 _ESCAPED_BREAK = re.compile(r"(?:\\[nrt]|%0[adAD9])\Z")
 _ESCAPABLE = re.compile(r"[\\%&]")
@@ -157,20 +182,28 @@ def prompt_safe(text: str) -> str:
     # requirements"), so it is marked while the line is still whole.
     text = _ROLE_HEADING.sub(r"\g<0> (quoted)", text) if "#" in text else text
     text = _TEMPLATE_TOKEN.sub(_defang_token, prompt_form(text))
+    text = _ESCAPED_TAG.sub(r"‹\g<tag>›", text) if _ESCAPABLE.search(text) else text
     if "Action Input" in text or "Final Answer" in text:
         text = _REACT_LABEL.sub(r"\1 (quoted):", text)
     text = text.translate(_angles()).replace("![", "! [")
     # Asked once: the marks below add no escape. Most text has no "\\", "%" or "&" to ask about.
     escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons", escaped)
-    text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
+    text = _on_reading(text, _role_value(), lambda text, word: text[word[0] : word[1]] + " (quoted)", escaped)
     if "(#" in text:  # a link to an anchor; asked first, as each reading folds the whole line again
-        text = _on_reading(text, _role_link(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
+        text = _on_reading(
+            text, _role_link(), lambda text, word: text[word[0] : word[1]] + " (quoted)", escaped
+        )
     return _on_reading(text, _role_prefix(not text.isascii()), _quoted, escaped, word_start=True)
 
 
-def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tuple[int, int]], str],
-                escaped: bool, word_start: bool = False) -> str:
+def _on_reading(
+    text: str,
+    pattern: re.Pattern[str],
+    replace: Callable[[str, tuple[int, int]], str],
+    escaped: bool,
+    word_start: bool = False,
+) -> str:
     """`text` with each match of `pattern` in its reading replaced, mapped back onto `text`.
 
     `replace` gets `text` and the span of the match's first group (or the whole match) in `text`.
@@ -210,7 +243,10 @@ def _starts_word(text: str, start: int) -> bool:
     # letter before it is emphasis ("__System__:") and still opens the word.
     if start > 1 and text[start - 1] == "_" and _letter(text[start - 2]):
         return False
-    return not (start and _letter(text[start - 1])) or _ESCAPED_BREAK.search(text[max(0, start - 3):start]) is not None
+    return (
+        not (start and _letter(text[start - 1]))
+        or _ESCAPED_BREAK.search(text[max(0, start - 3) : start]) is not None
+    )
 
 
 def _letter(ch: str) -> bool:
@@ -224,8 +260,8 @@ def _quoted(text: str, word: tuple[int, int]) -> str:
     if plain is not None and plain.end("label") == word[1]:
         return plain.group(0)  # the text's own label, kept as written
     if names_no_speaker(text, word[0], word[1]):
-        return text[word[0]:word[1] + 1]
-    return text[word[0]:word[1]] + " (quoted):"
+        return text[word[0] : word[1] + 1]
+    return text[word[0] : word[1]] + " (quoted):"
 
 
 # A role word in plain lowercase that a colon joins to the next name ("user:email" in an OAuth scope list,
@@ -234,8 +270,9 @@ def _quoted(text: str, word: tuple[int, int]) -> str:
 # system: enough") it is a noun in a sentence. Either is kept only as written, in ASCII: a capital, a look-alike
 # letter or a space before the colon still marks it.
 _SEGMENT = re.compile(r"[a-z]+:[a-z0-9]", re.ASCII)
-_ARTICLE = re.compile(r"(?:^|(?<=[^\w]))(?:[Tt]he|[Aa]n?|[Tt]his|[Tt]hat|[Ee]ach|[Ee]very|[Yy]our|[Oo]ur|[Mm]y) \Z",
-                      re.ASCII)
+_ARTICLE = re.compile(
+    r"(?:^|(?<=[^\w]))(?:[Tt]he|[Aa]n?|[Tt]his|[Tt]hat|[Ee]ach|[Ee]very|[Yy]our|[Oo]ur|[Mm]y) \Z", re.ASCII
+)
 
 
 def names_no_speaker(text: str, start: int, end: int) -> bool:
@@ -247,9 +284,11 @@ def names_no_speaker(text: str, start: int, end: int) -> bool:
     """
     if not (text[start:end].isascii() and text[start:end].isalpha() and text[start:end].islower()):
         return False
-    if text[end:end + 1] != ":":
+    if text[end : end + 1] != ":":
         return False
-    return _SEGMENT.match(text, start) is not None or _ARTICLE.search(text, max(0, start - 7), start) is not None
+    return (
+        _SEGMENT.match(text, start) is not None or _ARTICLE.search(text, max(0, start - 7), start) is not None
+    )
 
 
 _DEFANGED = str.maketrans({"`": "'", "[": "(", "]": ")", "◁": "‹", "▷": "›"})
