@@ -100,6 +100,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 "--tuning-seeds --settings 16.5/50/10,16.5/50/5,8/50,8/50/10,8/50/5,5/15,5/15/10,5/15/5", 7),
     Measurement("docs/guarantees.md", "No secret leaves through memory", "python tools/third_corpus.py", 0.2),
     Measurement("docs/guarantees.md", "No secret leaves through memory", "python tools/sixth_corpus.py", 0.2),
+    Measurement("docs/guarantees.md", "No secret leaves through memory", "python tools/seventh_corpus.py", 0.2),
     Measurement("docs/sleep.md", "What counts as a contradiction",
                 "python tools/contradiction_pairs.py --before dd4e6c7d", 0.2),
     Measurement("docs/sleep.md", "What mining costs", "python tools/mining_cost.py", 0.5),
