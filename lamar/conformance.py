@@ -26,6 +26,7 @@ from lamar._errors import (
     UnknownEpisode,
     UnknownExperience,
 )
+from lamar.conformance_context import ContextConformance
 from lamar.conformance_erase import EraseConformance
 from lamar.conformance_reads import ReadsConformance
 from lamar.engine import Lamar
@@ -55,7 +56,7 @@ WORKER = textwrap.dedent(
 )
 DEFAULT_OPENER = "from lamar.store import open_store"
 
-class StoreConformance(ReadsConformance, EraseConformance):
+class StoreConformance(ReadsConformance, EraseConformance, ContextConformance):
     """Behaviour every store backend must show: round trips of every event kind, atomic batches,
     unique keys, reopening, the lessons in the order they were added, keyed lookup and the saved
     state, rewrites into a snapshot (also while other processes write), scrubs that leave no copy

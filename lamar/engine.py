@@ -15,7 +15,7 @@ from lamar.experience import Experience, Status, check_context
 from lamar.policy.choose import choose
 from lamar.policy.config import Policy, Tuning
 from lamar.policy.verdicts import Evidence, Verdict
-from lamar.recall import Recall, chosen
+from lamar.recall import Recall, chosen, logged_context
 from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
 from lamar.state.erasure import Erasure, erase
@@ -219,7 +219,7 @@ class Lamar:
         """Choose the lessons to inject for `context` and log the episode.
 
         Args:
-            context: a mapping of strings (project, language, task, ...).
+            context: a mapping of strings (project, language, task, ...); logged with credentials scrubbed.
             k: slots for this call (default: the engine's `k`).
             candidates: restrict the choice to these experience ids (e.g. what a
                 retriever found); unknown ids are ignored.
@@ -228,19 +228,19 @@ class Lamar:
             A `Recall`; report its `episode_id` when the outcome is known.
         """
         ctx = check_context(context)
-        slots = self.k if k is None else arguments.slots(k)
-        allowed = arguments.candidate_ids(candidates)
+        slots, allowed = self.k if k is None else arguments.slots(k), arguments.candidate_ids(candidates)
         with self._lock:
-            view, eligible = self._eligible(ctx, allowed)
-            injected, held, p = choose(eligible, slots, ctx, view.sigma, view.active, self.policy, self._rng)
-            data, recalled = chosen(ctx, eligible, injected, held, p)
+            view, eligible, logged = self._eligible(ctx, allowed)
+            injected, held, p = choose(eligible, slots, logged, view.sigma, view.active, self.policy, self._rng)
+            data, recalled = chosen(logged, eligible, injected, held, p)
             self._holder.recall(Event("episode", data, key=f"episode:{recalled.episode_id}"))
             return recalled
 
-    def _eligible(self, ctx: dict[str, str], allowed: set[str] | None) -> tuple[RowsView, list[LessonState]]:
-        """What recall and preview choose from: the lessons eligible in `ctx`, kept to `allowed` (None: all)."""
+    def _eligible(self, ctx: dict[str, str],
+                  allowed: set[str] | None) -> tuple[RowsView, list[LessonState], dict[str, str]]:
+        """The lessons eligible in `ctx` as given, kept to `allowed` (None: all), and `ctx` as logged (scrubbed)."""
         view: RowsView = self._holder.eligible(ctx)
-        return view, without_copies(view.states, allowed)
+        return view, without_copies(view.states, allowed), logged_context(ctx)
 
     def preview(self, context: Mapping[str, str], *, k: int | None = None,
                 candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:
@@ -256,8 +256,8 @@ class Lamar:
         slots = self.k if k is None else arguments.slots(k)
         allowed, draws = arguments.candidate_ids(candidates), arguments.draws(draws)
         with self._lock:
-            view, eligible = self._eligible(ctx, allowed)
-            return preview(eligible, slots, ctx, view.sigma, self.policy, random.Random(self.seed), draws)
+            view, eligible, logged = self._eligible(ctx, allowed)
+            return preview(eligible, slots, logged, view.sigma, self.policy, random.Random(self.seed), draws)
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:

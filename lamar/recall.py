@@ -79,7 +79,7 @@ class Recall:
     Attributes:
         episode_id: pass it to `Lamar.report` once the outcome is known.
         experiences: the injected lessons, best first.
-        context: the context recalled for.
+        context: the context recalled for, as the episode logs it (credentials in its values scrubbed).
         eligible: ids of every lesson whose scope matched.
         held_out: ids the policy wanted but withheld by coin (for the control group).
         propensities: each eligible lesson's probability of having been injected.
@@ -112,6 +112,14 @@ class Recall:
     @property
     def ids(self) -> list[str]:
         return [e.id for e in self.experiences]
+
+
+def logged_context(context: dict[str, str]) -> dict[str, str]:
+    """`context` as an episode logs it and a recall chooses in it: credentials scrubbed, as
+    `lamar.safety.scrub_context` does (a quick pre-filter first, so a plain label costs microseconds)."""
+    from lamar.safety.context_values import scrub_context
+
+    return scrub_context(context)[0]
 
 
 def chosen(context: dict[str, str], eligible: list[LessonState], injected: list[LessonState], held: list[str],

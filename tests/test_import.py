@@ -16,6 +16,10 @@ from pathlib import Path
 from lamar import Experience, Lamar
 
 HEAVY = ("asyncio", "lamar.sleep", "lamar.models", "lamar.safety", "lamar.gym", "lamar.cli", "lamar.bench")
+# A recall scrubs its context behind a pre-filter (docs/guarantees.md, "A recall's context"): a plain label loads
+# the needle table and the few patterns it searches, never the rules.
+PREFILTER = {"lamar.safety", "lamar.safety.context_values", "lamar.safety.prefilter", "lamar.safety.needle_table",
+             "lamar.safety.needles", "lamar.safety.entropy", "lamar.safety.disguised", "lamar.safety.escapes"}
 
 
 def _modules_after(code: str) -> set[str]:
@@ -48,7 +52,7 @@ def test_a_hook_episode_loads_none_of_it_either(tmp_path: Path) -> None:
             "assert rec.experiences or rec.held_out\n"
             "lam.report(rec.episode_id, lamar.Signal.SHIPPED)\n"
             "lam.close()")
-    assert _heavy(_modules_after(code)) == []
+    assert [m for m in _heavy(_modules_after(code)) if m not in PREFILTER] == []
 
 
 def test_the_lazy_names_still_import_and_load_their_module() -> None:

@@ -193,6 +193,7 @@ NOT_RUN: dict[str, str] = {
         "compares with an older checkout a person picks",
     "python tools/langgraph_store_trips.py --postgres URL --against OLD_CHECKOUT":
         "compares with an older checkout a person picks",
+    "python tools/context_scrub_speed.py --against OLD_CHECKOUT": "compares with an older checkout a person picks",
     "python tools/reader_fold.py --sqlite --episodes 1000 4000 16000":
         "its table sets the code before a fix (an older checkout, on PYTHONPATH) beside the code after",
 }

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lamar.safety import scrub_context
 from lamar.storable import without_lone_surrogates
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, git_dir, own_command, rules_folder
@@ -173,7 +174,8 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         return ""
     # The store keeps the episode before the state can track it: a hook killed in between (SIGKILL at
     # Claude Code's timeout) would leave it pending for good. Written down first, the next hook expires it.
-    state["recalling"] = {"time": time.time(), "context": context}
+    # The context as the store logs it (credentials scrubbed): the next hook finds the episode by it.
+    state["recalling"] = {"time": time.time(), "context": scrub_context(context)[0]}
     # A note beside the state rather than the state rewritten: with no fsync a prompt does not wait on
     # the disk for it, and a power cut can take the note at worst, never the state.
     write_atomically(recall_note(paths.state), json.dumps(state["recalling"]).encode("utf-8"), durable=False)

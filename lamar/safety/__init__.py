@@ -1,6 +1,6 @@
 """Safety: scrub credentials out of traces and lessons, and spot text that tries to instruct the model.
 
-`scrub`, `scrub_trace`, `injection_reason`, `prompt_safe` and `terminal_safe` are its public names."""
+`scrub`, `scrub_trace`, `scrub_context`, `injection_reason`, `prompt_safe` and `terminal_safe` are its public names."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from lamar.safety.context_values import scrub_context
     from lamar.safety.fence import prompt_safe
     from lamar.safety.injection import injection_reason
     from lamar.safety.plain import plain_text
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 # Each name loads its own module on first use: the CLI writes every line through `terminal`,
 # and should not compile the secret and injection patterns for a command that never scrubs.
 _HOME = {"prompt_safe": "fence", "injection_reason": "injection", "plain_text": "plain",
-         "is_placeholder": "secrets", "scrub": "secrets", "terminal_safe": "terminal", "scrub_trace": "traces"}
+         "is_placeholder": "secrets", "scrub": "secrets", "terminal_safe": "terminal", "scrub_trace": "traces",
+         "scrub_context": "context_values"}
 
 
 def __getattr__(name: str) -> object:
@@ -30,4 +32,5 @@ def __getattr__(name: str) -> object:
     return value
 
 
-__all__ = ["injection_reason", "is_placeholder", "plain_text", "prompt_safe", "scrub", "scrub_trace", "terminal_safe"]
+__all__ = ["injection_reason", "is_placeholder", "plain_text", "prompt_safe", "scrub", "scrub_context", "scrub_trace",
+           "terminal_safe"]

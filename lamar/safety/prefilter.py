@@ -1,16 +1,14 @@
-"""`may_hold_secret`: a quick test that `scrub` would leave a text as it is, read from the rules' own needles
-and shortest matches, so it cannot drift from them."""
+"""`may_hold_secret`: a quick test that `scrub` would leave a text as it is, from the rules' own needles and
+shortest matches (`needle_table`), without loading the rules."""
 
 from __future__ import annotations
 
-import bisect
-import functools
-import importlib
 import itertools
 import re
 
 from lamar.safety.disguised import may_be_disguised
 from lamar.safety.entropy import BODY, RUN
+from lamar.safety.needle_table import FOLDED, PLAIN
 from lamar.safety.needles import LONG_RUN, holds_key_run
 
 # What sends `scrub` down its slower paths whatever the rules say: text that is not plain ASCII (it is read
@@ -38,69 +36,43 @@ def may_hold_secret(text: str) -> bool:
         return True
     if may_be_disguised(text):
         return True
-    widths = _widths()
-    plain, folded, bare = _by_width(widths[bisect.bisect_right(widths, len(text)) - 1])
-    if plain.search(text) or folded.search(text.lower()):
-        return True
-    for pattern in bare:  # a loop, not any(): most texts reach it with no pattern to try
-        if pattern.search(text):
-            return True
+    return _holds_needle(text) or any(len(text) >= width and gate.search(text) for width, gate in BARE)
+
+
+# The rules without needles (`tools/needle_table.py` lists them; a test checks there are no others), each with
+# its shortest match and a pattern that every match of it holds, in the order of the rules.
+BARE: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (26, re.compile(r"[sbr]\.[A-Za-z0-9_-]{24}")),  # a Vault token of the format before 1.10
+    (8, re.compile(r":(?:\d{1,5}|\*):")),  # a .pgpass line, host:port:database:user:password
+    (129, re.compile(r"\[[\d \t,]{126}")),  # a key written as a list of its 64 bytes
+)
+
+
+def _holds_needle(text: str) -> bool:
+    """Whether `text` holds a rule's needle and is as long as that rule's shortest match."""
+    length = len(text)
+    for pattern, table, within in ((_PLAIN, PLAIN, text), (_FOLDED, FOLDED, text.lower())):
+        # One needle starts at a place at most (none holds another), but needles may overlap: search on from
+        # the next character, not from the end of the last match.
+        match = pattern.search(within)
+        while match is not None:
+            if table[match.group()] <= length:
+                return True
+            match = pattern.search(within, match.start() + 1)
     return False
 
 
-@functools.lru_cache(maxsize=1)
-def _widths() -> list[int]:
-    """The shortest match of every rule, and 0: a text is judged by the longest of them it reaches."""
-    from lamar.safety.secrets import RULES
-
-    return sorted({0, *(_shortest(rule.pattern) for rule in RULES)})
-
-
-@functools.cache
-def _by_width(length: int) -> tuple[re.Pattern[str], re.Pattern[str], tuple[re.Pattern[str], ...]]:
-    """For a text of `length` characters, of every rule that can match in so few: a pattern of the needles
-    matched as written, one of those matched ignoring case (searched in the text lowercased: it is ASCII, where
-    that is exact), and the rules without needles, searched whole. Provider tokens are left out: without a key
-    run `scrub` skips them too."""
-    from lamar.safety.secrets import RULES
-
-    plain: set[str] = set()
-    folded: set[str] = set()
-    bare: list[re.Pattern[str]] = []
-    for rule in RULES:
-        if rule.token or _shortest(rule.pattern) > length:
-            continue
-        if rule.needles is None:
-            bare.append(rule.pattern)
-            continue
-        for needle, icase in rule.needles.found:
-            (folded if icase else plain).add(needle)
-    return _any_of(plain), _any_of(folded), tuple(bare)
-
-
-def _any_of(needles: set[str]) -> re.Pattern[str]:
-    """A pattern that finds one of `needles` wherever one is: a needle holding a shorter one is left out (the
-    shorter is found there), and the rest share their prefixes, so the engine tries few branches at a place."""
-    kept = {n for n in needles if not any(other != n and other in n for other in needles)}
-    return re.compile(_trie(sorted(kept)) or "(?!)")  # "(?!)" matches nothing
-
-
 def _trie(words: list[str]) -> str:
+    """A pattern matching any of `words` (none a prefix of another) that shares their prefixes, so the engine
+    tries few branches at a place."""
     branches = []
     for first, group in itertools.groupby(words, key=lambda w: w[:1]):
         rest = [w[1:] for w in group]
-        # A word that ends here is enough: what continues it need not be looked for.
-        branches.append(re.escape(first) + ("" if "" in rest else _group(_trie(rest))))
+        inner = _trie(rest) if rest != [""] else ""
+        branches.append(re.escape(first) + (f"(?:{inner})" if "|" in inner else inner))
     return "|".join(branches)
 
 
-def _group(pattern: str) -> str:
-    return f"(?:{pattern})" if "|" in pattern else pattern
-
-
-def _shortest(pattern: re.Pattern[str]) -> int:
-    parser = importlib.import_module("re._parser")  # the engine's own parse, as the needles are read
-    return int(parser.parse(pattern.pattern, pattern.flags).getwidth()[0])
-
+_PLAIN, _FOLDED = re.compile(_trie(sorted(PLAIN))), re.compile(_trie(sorted(FOLDED)))
 
 __all__ = ["may_hold_secret"]

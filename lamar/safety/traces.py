@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from lamar.safety.secrets import PLACEHOLDER, is_placeholder, scrub, secret_key_kind
 
 T = TypeVar("T")
+
+# A recall asks of each of its context's keys, which are few and come back turn after turn.
+_key_kind = functools.lru_cache(maxsize=4096)(secret_key_kind)
 
 
 def scrub_trace(trace: T) -> tuple[T, list[str]]:
@@ -50,7 +54,7 @@ def scrub_trace(trace: T) -> tuple[T, list[str]]:
 def secret_by_key(key: str, value: str) -> str | None:
     """The kind of secret a mapping entry's value is by its key alone ({"password": "hunter2"},
     though "hunter2" alone is none), or None."""
-    kind = secret_key_kind(key)
+    kind = _key_kind(key)
     if kind is None or is_placeholder(value) or (kind != "password" and value.isdigit() and len(value) <= 10):
         return None
     return kind

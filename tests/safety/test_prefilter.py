@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from lamar.safety import scrub
-from lamar.safety.prefilter import may_hold_secret
+from lamar.safety.prefilter import BARE, may_hold_secret
+from tests.tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = {"texts": 0, "cleared": 0, "cuts": 0, "generated": 0}
@@ -123,6 +124,21 @@ def test_ordinary_labels_are_cleared_without_scrubbing() -> None:
         "dG9rZW49Z2hwX2ExQjJjM0Q0ZTVhMUIyYzNENGU1YTFCMmMzRDRlNWExQjJjM0Q0ZTU=",
     ):
         assert may_hold_secret(secret), secret
+
+
+def test_the_committed_needle_table_is_what_the_rules_say() -> None:
+    tool = load_tool("needle_table")
+    committed = (ROOT / "lamar" / "safety" / "needle_table.py").read_text(encoding="utf-8")
+    assert committed == tool.render(), "run python tools/needle_table.py"
+    # A rule without needles needs a pattern of its own in BARE: a new one fails here until it has one.
+    assert [width for _, width in tool.tables()[2]] == [width for width, _ in BARE]
+
+
+def test_the_key_words_a_context_reads_are_those_of_the_rules() -> None:
+    from lamar.safety.assignments import KEY_NEEDLES
+    from lamar.safety.context_values import KEY_WORDS
+
+    assert [(word, True) for word in KEY_WORDS] == list(KEY_NEEDLES.found)
 
 
 def test_print_the_counts() -> None:

@@ -173,3 +173,34 @@ def test_a_hook_killed_inside_its_recall_leaves_a_same_context_recall_alone(hook
     said = hook.log_file.read_text()
     assert "left 2 pending episodes of a context recalled by a hook stopped inside its recall" in said
     assert "recalling" not in hook.state()
+
+
+_KILLED_INSIDE_ITS_RECALL = (
+    "import os, signal, sys, lamar\n"
+    "recall = lamar.Lamar.recall\n"
+    "def killed(self, context, **kwargs):\n"
+    "    recall(self, context, **kwargs)\n"
+    "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    "lamar.Lamar.recall = killed\n"
+    "from lamar_claude_code.hook import main\n"
+    "main(sys.argv[1])\n"
+)
+
+
+def test_a_hook_killed_inside_a_recall_whose_context_holds_a_key_has_its_episode_expired(hook: Hook,
+                                                                                         repo: Path) -> None:
+    # The store keeps the context scrubbed: the note must name it so, or the next hook finds no episode of it.
+    token = "ghp_" + "Zq7Vw3Xk9Lm2Np5Rt8Yb4Cd6Fg1Hj0Ks3Qa7We9"
+    cloned = repo.rename(repo.with_name(f"shop-{token}"))
+    assert hook(payload("SessionStart", "s1", cloned, source="startup")).returncode == 0
+    done = _killed(hook, payload("UserPromptSubmit", "s1", cloned, prompt="fix the tests"), _KILLED_INSIDE_ITS_RECALL)
+    assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")
+    with Lamar(str(hook.store)) as lam:
+        (orphan,) = [p.episode_id for p in lam.pending()]
+        assert lam.episode(orphan).context["project"] == "shop-[REDACTED:github-token]"
+
+    read = payload("PostToolUse", "s2", cloned, tool_name="Read", tool_input={"file_path": "app.py"})
+    assert hook(read).returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(orphan).settled == "expired"
+    assert f"expired {orphan}" in hook.log_file.read_text()
