@@ -38,7 +38,8 @@ def propose_narrowing(lam: SleepView) -> list[Proposal]:
             key, _, value = name.partition("=")
             by_key[key].append((value, s))
         for key, slices in sorted(by_key.items()):
-            helps = [(v, s) for v, s in slices if s.verdict is Verdict.HELPS]
+            # A value a recall scrubbed ("[REDACTED:...]" in it) is no scope: no context as given equals it.
+            helps = [(v, s) for v, s in slices if s.verdict is Verdict.HELPS and "[REDACTED:" not in v]
             harms = [(v, s) for v, s in slices if s.verdict is Verdict.HARMS]
             if not helps or not (harms or ev.verdict is Verdict.HARMS):
                 continue

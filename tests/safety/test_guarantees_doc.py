@@ -1,4 +1,4 @@
-"""docs/guarantees.md shows its four examples (tests/test_docs.py runs them) and publishes the
+"""docs/guarantees.md shows its five examples (tests/test_docs.py runs them) and publishes the
 held-out secret figures that tests/safety/test_heldout_figures.py measures."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from tests.safety.heldout_corpus import ORDINARY, SECRETS
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guarantees.md"
 
 
-def test_the_page_has_its_three_examples_with_their_output() -> None:
+def test_the_page_has_its_five_examples_with_their_output() -> None:
     text = PAGE.read_text(encoding="utf-8")
-    assert len(re.findall(r"```python\n.*?```\s*\n<!-- output -->\n```text\n", text, flags=re.DOTALL)) == 4
+    assert len(re.findall(r"```python\n.*?```\s*\n<!-- output -->\n```text\n", text, flags=re.DOTALL)) == 5
 
 
 def test_the_published_held_out_figures_are_the_measured_ones() -> None:
