@@ -28,25 +28,27 @@ from lamar.policy import change, fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 
-Setting = tuple[
-    float, float
-]  # LOW, the level's floor; REF, the margin (reward units) at and above which it is LEVEL
+# LOW, the level's floor; REF, the margin (reward units) at and above which it is LEVEL; Z, standard errors
+# the alternative's estimate is read below its point (a runner-up seen little is not taken at its luckiest)
+Setting = tuple[float, float, float]
 
 
 def setting(text: str) -> Setting:
-    """'LOW@REF', e.g. '8@0.3': a floor from 0 to the engine's level, a margin above 0."""
+    """'LOW@REF' or 'LOW@REF~Z', e.g. '8@0.3~1': a floor from 0 to the engine's level, a margin above 0, Z >= 0."""
     try:
-        low, ref = (float(part) for part in text.split("@"))
+        low_ref, _, z = text.partition("~")
+        low, ref = (float(part) for part in low_ref.split("@"))
+        gate = float(z) if z else 0.0
     except ValueError:
-        low = ref = math.nan
-    if not (0.0 < low <= change.LEVEL and ref > 0.0):
+        low = ref = gate = math.nan
+    if not (0.0 < low <= change.LEVEL and ref > 0.0 and gate >= 0.0):
         raise ValueError(
-            f"a setting is LOW@REF, 0 < LOW <= {change.LEVEL:g} and REF > 0 (e.g. 8@0.3); got {text!r}"
+            f"a setting is LOW@REF[~Z], 0 < LOW <= {change.LEVEL:g}, REF > 0, Z >= 0 (e.g. 8@0.3~1); got {text!r}"
         )
-    return low, ref
+    return low, ref, gate
 
 
-def margin_fold(low: float, ref: float) -> Callable[..., list[LessonState]]:
+def margin_fold(low: float, ref: float, gate: float) -> Callable[..., list[LessonState]]:
     """`fold.fold_outcome`, with each injected lesson's detector levels scaled by its margin over the alternative."""
     level, slow_level = change.LEVEL, change.SLOW_LEVEL
 
@@ -68,7 +70,16 @@ def margin_fold(low: float, ref: float) -> Callable[..., list[LessonState]]:
         ]
         # every estimate is read before any lesson folds this reward: the margins are the episode's own
         est = {exp_id: s.slices.estimate(s.arms, context, sigma) for exp_id, s in live}
-        alternative = max([0.0, *(value for exp_id, value in est.items() if exp_id not in chosen)])
+        alternative = max(
+            [
+                0.0,
+                *(
+                    est[exp_id] - gate * sigma * math.sqrt(s.arms.spread)
+                    for exp_id, s in live
+                    if exp_id not in chosen and s.arms.w_in > 0.0 and s.arms.w_out > 0.0
+                ),
+            ]
+        )
         touched = []
         try:
             for exp_id, state in live:
@@ -98,7 +109,7 @@ def installed(chosen: Setting | None) -> Iterator[None]:
 
 
 def name_of(chosen: Setting) -> str:
-    return f"{chosen[0]:g}@{chosen[1]:g}"
+    return f"{chosen[0]:g}@{chosen[1]:g}" + (f"~{chosen[2]:g}" if chosen[2] else "")
 
 
 def drops_against_default(names: Sequence[str]) -> Callable[[Sequence[Row]], list[str]]:
