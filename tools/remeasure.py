@@ -42,6 +42,7 @@ _DETECTOR, _FRONTIER = "The fall detector's level and arming", "The frontier: wh
 _EVERY_FALL, _ANATOMY = "A detector for every fall size", "The anatomy of a drop"
 _WINDOW, _FADING = "A test inside the watch window", "A fading mean that lowers the draw"
 _FADE = "python tools/fading_draw.py 20 --tuning-seeds"
+_MARGIN = "A level scaled by the slot's margin"
 _AUDIT = "python -m lamar.audit --runs 100 --episodes 4000 --jobs 2 --quiet"
 _MCP = "python -m lamar_mcp.bench"
 _PG, _FLEET = "docs/postgres.md", "python -m lamar.bench.fleet"
@@ -163,6 +164,10 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 "--settings engine,m10-z2,m10-z1-idle --workers 2", 23),
     Measurement(_GYM, _FADING, "python tools/fading_draw.py 60 --gym-first-seed 0 --spread 0.05 --settings engine "
                 "--workers 2", 23),
+    Measurement(_GYM, _MARGIN, "python tools/slot_margin.py --gym-only --settings 8@0.3,8@0.15,12@0.15,8@0.08 "
+                "--workers 2", 25),
+    Measurement(_GYM, _MARGIN, "python tools/slot_margin.py 20 --tuning-seeds --settings 8@0.15~1,8@0.15~2 "
+                "--workers 2", 40),
     Measurement(_PG, "What each call costs in the fold mode",
                 f'{_FLEET} --clients "" --workloads "" --compression', 2),
     Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
