@@ -127,7 +127,8 @@ def test_a_shared_branch_named_by_its_path_is_named(text: str, reason: str) -> N
 @pytest.mark.parametrize(
     "text",
     [
-        # A branch whose name only starts or ends with a shared one's is another branch, the agent's own as often as not.
+        # A branch whose name only starts or ends with a shared one's is another branch, the agent's own as often
+        # as not.
         "git push --force origin main-fix",
         "git push -f origin release-2.0 after the rebase",
         "git push --force origin fix-main",
