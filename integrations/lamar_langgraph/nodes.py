@@ -47,12 +47,14 @@ from lamar_langgraph.keys import (
     waiting,
 )
 from lamar_langgraph.new_turn import started
+from lamar_langgraph.turns import episode_of, handed_back, unmarked, with_context
 
 log = logging.getLogger(__name__)
 
 ContextSource = Mapping[str, str] | Callable[[Any], Mapping[str, str]] | None
 TurnMarker = Callable[[Any], str | None]
 Outcome = Signal | str | float
+Turn = tuple[str, str]  # the turn's marker, and its key in `lamar_turns` (the marker and the context)
 
 
 class LamarState(TypedDict, total=False):
@@ -68,7 +70,7 @@ class LamarState(TypedDict, total=False):
         lamar_context: the context to recall for, a mapping of strings (read by recall
             unless `recall_node(context=...)` says otherwise; the runtime context is the fallback).
         lamar_turn: the turn the current episode belongs to (written by recall).
-        lamar_turns: the turns that have their episode, turn -> episode (written by recall;
+        lamar_turns: the turns that have their episode, turn and context -> episode (written by recall;
             merged, so a subgraph's turn does not hide its parent's; a new turn forgets the
             earlier turns whose episodes are reported).
         lamar_episode_id: the episode of the current turn's recall (written by recall).
@@ -167,54 +169,62 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         slots(k)
     _callable_or_none(turn, "turn")
 
-    def plan(state: Any) -> tuple[Mapping[str, str], str | None, str | None] | None:
+    def plan(state: Any) -> tuple[Mapping[str, str], Turn | None, str | None] | tuple[str, str]:
+        """The context, turn (with its key in `lamar_turns`) and raw marker of a new recall; or the open episode
+        the turn has for this context already, with the turn."""
         raw = turn(state) if turn is not None else None
-        marker = _in_namespace(raw) if raw is not None else None  # a subgraph's turn is its own
-        if marker is not None and (marker in (field(state, "lamar_turns") or {}) or (
-                field(state, "lamar_turn") == marker and field(state, "lamar_episode_id"))):
-            return None  # this turn already has its episode (the second test: a state from before lamar_turns)
+        if raw is None:
+            unmarked(state, turn is last_human_turn)
+            return _context(state, context, context_key), None, None
+        marker = _in_namespace(raw)  # a subgraph's turn is its own
+        key = _in_namespace(with_context(raw, _context(state, context, context_key, quiet=True)))  # and each task's
+        episode = episode_of(state, key, marker)
+        if episode is not None:
+            return episode, marker
         check(lamar, state, "recall")  # before it writes: a thread it recalled in holds its keys
         recalled(lamar)
-        return _context(state, context, context_key), marker, raw
+        return _context(state, context, context_key), (marker, key), raw
 
-    def written(rec: Recall, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
+    def written(rec: Recall, named: Turn | None, forget: dict[str, Any]) -> dict[str, Any]:
         turns, episodes, waits = forget["lamar_turns"], forget["lamar_episodes"], forget["lamar_waiting"]
+        marker, key = named or (None, None)
         update = {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
                   "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
                   "lamar_episodes": {**episodes, rec.episode_id: OPEN},
                   "lamar_waiting": {**waits, rec.episode_id: None}}
-        return {**update, "lamar_turns": turns if marker is None else {**turns, marker: rec.episode_id}}
+        return {**update, "lamar_turns": turns if key is None else {**turns, key: rec.episode_id}}
 
-    def without_lessons(exc: StoreError, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
+    def without_lessons(exc: StoreError, named: Turn | None, forget: dict[str, Any]) -> dict[str, Any]:
         log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
-        return {**forget, "lamar_turn": marker, "lamar_episode_id": None, "lamar_lessons": [], "lamar_prompt": "",
-                outcome_key: None, "lamar_reported": None}
+        return {**forget, "lamar_turn": named[0] if named else None, "lamar_episode_id": None, "lamar_lessons": [],
+                "lamar_prompt": "", outcome_key: None, "lamar_reported": None}
 
     attempts = Attempts()
 
     def recall_sync(state: Any) -> dict[str, Any]:
         todo = plan(state)
-        if todo is None:
-            return {}
+        if len(todo) == 2:
+            return handed_back(lamar, state, *todo)
         forget = started(lamar, state, todo[2], outcome_key)
         try:
-            rec = attempts.earlier(lamar, todo[0], todo[1]) or lamar.recall(todo[0], k=k)
+            rec = attempts.earlier(lamar, todo[0], todo[1] and todo[1][1]) or lamar.recall(todo[0], k=k)
         except StoreError as exc:
             return without_lessons(exc, todo[1], forget)
-        attempts.remember(rec, todo[0], todo[1])
+        attempts.remember(rec, todo[0], todo[1] and todo[1][1])
         return written(rec, todo[1], forget)
 
     async def recall_async(state: Any) -> dict[str, Any]:
         todo = plan(state)
-        if todo is None:
-            return {}
+        if len(todo) == 2:  # a loop back reads nothing; a branch holding another's keys reads its own back
+            kept = field(state, "lamar_episode_id") == todo[0]
+            return {} if kept else await asyncio.to_thread(handed_back, lamar, state, *todo)
         forget = await asyncio.to_thread(started, lamar, state, todo[2], outcome_key)
         try:
-            rec = (await asyncio.to_thread(attempts.earlier, lamar, todo[0], todo[1])
+            rec = (await asyncio.to_thread(attempts.earlier, lamar, todo[0], todo[1] and todo[1][1])
                    or await lamar.arecall(todo[0], k=k))
         except StoreError as exc:
             return without_lessons(exc, todo[1], forget)
-        attempts.remember(rec, todo[0], todo[1])
+        attempts.remember(rec, todo[0], todo[1] and todo[1][1])
         return written(rec, todo[1], forget)
 
     return RunnableLambda(recall_sync, afunc=recall_async, name=name)
@@ -376,17 +386,19 @@ def _speaker(message: Any) -> str | None:
     return getattr(message, "type", None)
 
 
-def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
+def _context(state: Any, source: ContextSource, key: str, *, quiet: bool = False) -> Mapping[str, str]:
+    """The context to recall for; `quiet` to name the turn with it, without warning twice about one too long."""
+    warn = (lambda text: None) if quiet else None
     if isinstance(source, Mapping):
         return source
     if callable(source):
-        return fit_context(source(state), where="the context function's result")
+        return fit_context(source(state), where="the context function's result", warn=warn)
     found = field(state, key)
     if found is not None:
-        return fit_context(found, where=f"state[{key!r}]")
+        return fit_context(found, where=f"state[{key!r}]", warn=warn)
     found = context_within(_runtime_context(), key)
     if found is not None:
-        return fit_context(found, where=f"the runtime context's {key!r}")
+        return fit_context(found, where=f"the runtime context's {key!r}", warn=warn)
     raise InvalidContext(
         f"no context for Lamar's recall: put a mapping of strings in state[{key!r}], pass "
         "context=... to recall_node, or invoke the graph with context={...}")
