@@ -56,6 +56,7 @@ from lamar_langchain.conventions import (
     context_from_runtime,
     recall_event_data,
 )
+from lamar_langchain.unheard import unheard
 
 ContextFunction = Callable[[Mapping[str, Any], Runtime[Any]], Mapping[str, str]]
 Outcome = Signal | float | str
@@ -196,7 +197,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         """The thread's previous episode, the outcome the new message brings for it, and whether
         that outcome is only the silent default."""
         episode = state.get(EPISODE_KEY)
-        if not isinstance(episode, str) or not episode or state.get("lamar_reported") == episode:
+        if not isinstance(episode, str) or not episode:
+            unheard(state, EPISODE_KEY)  # an outcome sent with this message for a run the state never held
+            return None
+        if state.get("lamar_reported") == episode:
             return None
         value, unread = None, False
         if self.outcome is not None:
