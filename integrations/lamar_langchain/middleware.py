@@ -49,6 +49,7 @@ from lamar.integration import not_in_store, settled_as_failed
 from lamar.integration import outcome as checked_outcome
 from lamar.recall import render_prompt
 from lamar.signals import to_reward
+from lamar_langchain.arity import state_and_runtime
 from lamar_langchain.conventions import (
     EPISODE_KEY,
     RECALL_EVENT,
@@ -143,12 +144,13 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                  silent_outcome: Outcome | None = None, failed_outcome: Outcome | None = None) -> None:
         super().__init__()
         self.lamar = checked_engine(lamar, "LamarMiddleware")
-        self.context = context if context is None or callable(context) else check_context(context)
+        self.context = (state_and_runtime(context, "context") if callable(context)
+                        else None if context is None else check_context(context))
         self.k = None if k is None else slots(k)
         if outcome is not None and not callable(outcome):
             raise InvalidArgument(f"outcome must be a function (state, runtime) -> outcome, or None; "
                                   f"got {type(outcome).__name__}")
-        self.outcome = outcome
+        self.outcome = None if outcome is None else state_and_runtime(outcome, "outcome")
         self.silent_outcome = checked_outcome(silent_outcome, "silent_outcome")
         self.failed_outcome = checked_outcome(failed_outcome, "failed_outcome")
         self._prompts: OrderedDict[str, str] = OrderedDict()

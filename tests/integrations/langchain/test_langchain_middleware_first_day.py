@@ -55,3 +55,23 @@ def test_an_outcome_sent_on_a_thread_warns_of_nothing(chat_model: Callable[..., 
         warnings.simplefilter("error")
         agent.invoke(said("that broke checkout", lamar_outcome="corrected"), thread)
     assert lam.episode(first["lamar_episode_id"]).signal == "corrected"
+
+
+@pytest.mark.parametrize("argument", ["context", "outcome"])
+def test_a_function_of_the_state_alone_is_refused_when_the_middleware_is_made(argument: str) -> None:
+    # recall_node's context function takes the state alone; the middleware's takes (state, runtime). The
+    # one-argument form failed the agent's first turn with a bare TypeError from inside LangGraph.
+    from lamar import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match=rf"{argument} must be a function of \(state, runtime\).*"
+                                              r"lambda state, runtime: "):
+        LamarMiddleware(engine(), **{argument: lambda state: {"project": "shop"}})
+    LamarMiddleware(engine(), **{argument: lambda state, runtime: None})  # the documented form
+    LamarMiddleware(engine(), **{argument: lambda *args: None})
+
+
+def test_a_context_function_of_state_and_runtime_recalls(chat_model: Callable[..., Any]) -> None:
+    lam = engine()
+    middleware = LamarMiddleware(lam, context=lambda state, runtime: {"project": "shop"})
+    result = create_agent(chat_model("Raised it."), [], middleware=[middleware]).invoke(said("the deploy timed out"))
+    assert len(result["lamar_experience_ids"]) == 1
