@@ -16,6 +16,7 @@ from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
 from lamar.gym.runner import run_jobs
 from lamar.gym.world import lessons_by_task
+from lamar.policy.dropped import RETIRE_AFTER
 from lamar.policy.verdicts import Verdict
 
 Row = dict[str, Any]
@@ -161,6 +162,29 @@ def _verdicts(world: DrawnWorld, chooser: LamarPolicy) -> Row:
         if (helps and truth <= 0.0) or (harms and truth >= 0.0):
             out["wrong"] += 1
             out["wrong_stale"] += lesson.flip_at is not None
+    out.update(_retire_dropped(world, chooser))
+    return out
+
+
+def _retire_dropped(world: DrawnWorld, chooser: LamarPolicy) -> Row:
+    """The lessons sleep would propose retiring as dropped at the end, by their truth then, with the injected
+    episodes each was judged on: such a proposal claims no harm, so its reader needs to know how often the lesson
+    truly harms."""
+    kinds = ("harmful", "inert", "helpful", "split")
+    out: Row = {f"dropped_{kind}{part}": 0 for kind in kinds for part in ("", "_injected")}
+    out["dropped_helpful_lift"] = 0.0  # summed: how much the helpful ones proposed for retiring were worth
+    end = world.episodes - 1
+    for lesson in world.lessons:
+        ev = chooser.lam.evidence(lesson.id)
+        if not ev.dropped or ev.unchosen is None or ev.unchosen < RETIRE_AFTER:
+            continue
+        truth = world.effect(lesson.index, end)
+        kind = ("split" if lesson.kind == "split" else
+                "harmful" if truth < 0.0 else "helpful" if truth > 0.0 else "inert")
+        out[f"dropped_{kind}"] += 1
+        out[f"dropped_{kind}_injected"] += ev.injected
+        if kind == "helpful":
+            out["dropped_helpful_lift"] += truth
     return out
 
 
