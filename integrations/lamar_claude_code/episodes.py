@@ -151,10 +151,9 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     previous = state["sessions"].get(session)
     if previous and previous.get("episode") in state["episodes"]:
         record = state["episodes"][previous["episode"]]
-        # A session that ended and is resumed: its next prompt still speaks for the last episode,
-        # whose ACCEPTED came only from the silence at the end.
+        # A session that ended and is resumed: its next prompt still speaks for the last episode, whose
+        # ACCEPTED came only from the silence at the end; a turn its own commit shipped may still be corrected.
         tentative = record.get("signal") == "accepted" and record.get("by_end")
-        # A turn whose own commit shipped it before anyone read it: a correction still says its work was wrong.
         shipped = record.get("signal") == "shipped" and isinstance(record.get("commit"), str)
         if record.get("signal") is None or tentative or shipped:
             signal, why = read_followup(previous.get("words", []), prompt, config.corrected, config.reasked_overlap)
@@ -172,9 +171,8 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # Too late to deliver: store no episode at all rather than one nobody will report.
         log_line(paths.log, f"budget: the prompt waited over {budget.seconds}s before recall; no episode stored")
         return ""
-    # The store keeps the episode before the state can track it: a hook killed in between (SIGKILL at
-    # Claude Code's timeout) would leave it pending for good. Written down first, the next hook expires it.
-    # The context as the store logs it (credentials scrubbed): the next hook finds the episode by it.
+    # Written down before the store keeps the episode (a hook killed in between, SIGKILL at Claude Code's timeout,
+    # would leave it pending for good), with the context as the store logs it: the next hook finds and expires it.
     state["recalling"] = {"time": time.time(), "context": scrub_context(context)[0]}
     # A note beside the state rather than the state rewritten: with no fsync a prompt does not wait on
     # the disk for it, and a power cut can take the note at worst, never the state.
