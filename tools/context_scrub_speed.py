@@ -39,7 +39,7 @@ def _run(tree: Path, code: list[str], out: str) -> dict[int, dict[str, float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument(
         "--against", type=Path, required=True, help="an older checkout: the code before the change"
     )
