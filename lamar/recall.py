@@ -115,8 +115,8 @@ class Recall:
 
 
 def logged_context(context: dict[str, str]) -> dict[str, str]:
-    """`context` as an episode logs it and a recall chooses in it: credentials scrubbed, as
-    `lamar.safety.scrub_context` does (a quick pre-filter first, so a plain label costs microseconds)."""
+    """`context` as an episode logs it and the selection reads it, credentials scrubbed as `lamar.safety.scrub_context`
+    does (a pre-filter first, so a plain label costs microseconds); eligibility reads the context as given."""
     from lamar.safety.context_values import scrub_context
 
     return scrub_context(context)[0]

@@ -9,11 +9,15 @@ from lamar.safety.prefilter import may_hold_secret
 # A key that names a credential holds one of these, ignoring case (`lamar.safety.assignments.KEY_NEEDLES`, which a
 # test holds this to): other keys, most of them, never load the rules that read a key.
 KEY_WORDS = ("pass", "pw", "psk", "secret", "token", "key", "credential", "pat", "auth")
+# Alone, these name what a context sorts by (an auth method, a path's short name) as often as a credential: their
+# values are scrubbed for what they hold, never replaced whole, so `auth=oauth` and `auth=saml` stay two slices.
+_LABEL_KEYS = frozenset({"auth", "pat"})
 
 
 def scrub_context(context: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """`context` with every credential in its values replaced by `[REDACTED:<kind>]`, as `scrub_trace` does
-    a trace's context: a value under a key that names a credential (`db_password`) goes whole.
+    a trace's context: a value under a key that names a credential (`db_password`) goes whole; under a key that
+    is only `auth` or `pat`, which a context uses for a method or a name, it is scrubbed for what it holds.
 
     Every recall stores its context this way. A pre-filter clears a short label in microseconds, so the full
     scrub runs (and its rules load) only for a value that may hold a credential.
@@ -32,7 +36,7 @@ def scrub_context(context: Mapping[str, str]) -> tuple[dict[str, str], list[str]
     out: dict[str, str] = {}
     for key, value in context.items():
         cleaned, found = _scrubbed(value) if may_hold_secret(value) else (value, [])
-        if not found and any(word in key.lower() for word in KEY_WORDS):
+        if not found and any(word in key.lower() for word in KEY_WORDS) and key.strip().lower() not in _LABEL_KEYS:
             from lamar.safety.secrets import PLACEHOLDER
             from lamar.safety.traces import secret_by_key
 
